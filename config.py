@@ -1,0 +1,128 @@
+"""Typed settings for every component.
+
+Values come from (highest first) CLI flags, ``AGENTIC_RAG_*`` environment variables, a ``.env`` file,
+then the defaults below. The OpenAI-compatible endpoint also honours the standard ``OPENAI_API_KEY``,
+``OPENAI_BASE_URL`` and ``OPENAI_MODEL`` variables so existing setups work unchanged.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasChoices, Field, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ENV_PREFIX = "AGENTIC_RAG_"
+
+RetrievalMode = Literal["naive", "keyword", "hybrid", "hybrid_rerank", "self_query", "agentic"]
+Strategy = Literal["vector", "keyword", "hybrid", "multi_hop"]
+
+
+class SettingsError(ValueError):
+    """Raised with a readable message naming each invalid setting."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_file=".env", env_file_encoding="utf-8", extra="ignore"
+    )
+
+    # --- paths -------------------------------------------------------------------------------
+    index_dir: Path = Path(".agentic_rag/index")
+    checkpoint_db: Path = Path(".agentic_rag/checkpoints.sqlite")
+    postgres_url: str | None = Field(default=None, description="use PostgreSQL checkpoints when set")
+
+    # --- models ------------------------------------------------------------------------------
+    embedder: str = Field(
+        default="use-multilingual",
+        description="use-multilingual | e5-small | openai | st:<local model folder>",
+    )
+    reranker: str = Field(
+        default="e5", description="none | lexical | e5 | cross-encoder:<local model folder>"
+    )
+    embed_batch_size: int = Field(default=64, ge=1)
+    openai_api_key: str | None = Field(
+        default=None, validation_alias=AliasChoices(f"{ENV_PREFIX}OPENAI_API_KEY", "OPENAI_API_KEY")
+    )
+    openai_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices(f"{ENV_PREFIX}OPENAI_BASE_URL", "OPENAI_BASE_URL")
+    )
+    llm_model: str = Field(
+        default="gpt-4o-mini", validation_alias=AliasChoices(f"{ENV_PREFIX}LLM_MODEL", "OPENAI_MODEL")
+    )
+    embedding_model: str = "text-embedding-3-small"
+    llm_timeout_s: float = Field(default=60.0, gt=0)
+    llm_max_retries: int = Field(default=2, ge=0)
+    llm_temperature: float = Field(default=0.0, ge=0, le=2)
+    brain: Literal["auto", "offline", "llm"] = "auto"
+
+    # --- ingestion ---------------------------------------------------------------------------
+    chunk_size: int = Field(default=800, ge=50, description="target chunk size in characters")
+    chunk_overlap: int = Field(default=100, ge=0)
+    semantic_split: bool = False
+    semantic_threshold: float = Field(default=0.55, ge=-1, le=1)
+    max_file_mb: float = Field(default=50.0, gt=0)
+
+    # --- index -------------------------------------------------------------------------------
+    hnsw_threshold: int = Field(default=200_000, ge=0, description="exact search below this size")
+    hnsw_m: int = Field(default=32, ge=4)
+    hnsw_ef_construction: int = Field(default=80, ge=8)
+    hnsw_ef_search: int = Field(default=64, ge=8)
+    bm25_k1: float = Field(default=1.2, gt=0)
+    bm25_b: float = Field(default=0.75, ge=0, le=1)
+    bm25_title_boost: int = Field(default=2, ge=0, description="times the title counts as body")
+
+    # --- retrieval ---------------------------------------------------------------------------
+    top_k: int = Field(default=10, ge=1)
+    candidate_k: int = Field(default=30, ge=1, description="candidates fetched before reranking")
+    rrf_k: int = Field(default=60, ge=1)
+    vector_weight: float = Field(default=1.0, ge=0)
+    keyword_weight: float = Field(default=1.0, ge=0)
+    min_keyword_hits: int = Field(default=3, ge=0)
+    mode: RetrievalMode = "agentic"
+
+    # --- agent loop --------------------------------------------------------------------------
+    max_retries: int = Field(default=2, ge=0)
+    recursion_limit: int = Field(default=40, ge=5)
+    sufficiency_threshold: float = Field(default=0.5, ge=0, le=1)
+    context_token_budget: int = Field(default=1500, ge=100)
+    history_token_budget: int = Field(default=1000, ge=50)
+    remove_unsupported: bool = False
+    max_question_chars: int = Field(default=4000, ge=10)
+
+    # --- memory ------------------------------------------------------------------------------
+    max_checkpoints_per_thread: int = Field(default=20, ge=1)
+
+    @model_validator(mode="after")
+    def _check_overlap(self) -> Settings:
+        if self.chunk_overlap >= self.chunk_size:
+            raise ValueError(
+                f"chunk_overlap ({self.chunk_overlap}) must be smaller than chunk_size ({self.chunk_size})"
+            )
+        return self
+
+    @property
+    def llm_configured(self) -> bool:
+        if self.brain == "offline":
+            return False
+        return bool(self.openai_api_key or self.openai_base_url) or self.brain == "llm"
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build settings, letting explicit overrides (CLI flags) win; None overrides are ignored."""
+    clean = {key: value for key, value in overrides.items() if value is not None}
+    try:
+        return Settings(**clean)
+    except ValidationError as exc:
+        raise SettingsError(_describe(exc)) from None
+
+
+def _describe(exc: ValidationError) -> str:
+    lines = ["invalid settings:"]
+    for err in exc.errors():
+        name = ".".join(str(part) for part in err["loc"]) or "settings"
+        env = f"{ENV_PREFIX}{name.upper()}" if err["loc"] else ""
+        where = f" (env {env})" if env else ""
+        lines.append(f"  - {name}{where}: {err['msg']} (got {err.get('input')!r})")
+    return "\n".join(lines)

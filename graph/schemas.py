@@ -1,0 +1,79 @@
+"""Structured outputs exchanged between nodes and brains (pydantic at the boundary).
+
+The graph state stores ``model_dump()`` of these, so they must stay plain data.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+QueryType = Literal["factual", "analytical", "comparative", "procedural"]
+Complexity = Literal["simple", "moderate", "complex"]
+StrategyName = Literal["vector", "keyword", "hybrid", "multi_hop"]
+SuggestedAction = Literal["answer", "retry_vector", "retry_keyword", "multi_hop", "rewrite"]
+
+
+class QueryAnalysis(BaseModel):
+    """What the analyser decided about a question and how to search for it."""
+
+    query_type: QueryType = "factual"
+    complexity: Complexity = "simple"
+    sub_queries: list[str] = Field(default_factory=list)
+    recommended_strategy: StrategyName = "hybrid"
+    reasoning: str = ""
+    entities: list[str] = Field(default_factory=list)
+    identifiers: list[str] = Field(
+        default_factory=list, description="exact tokens (codes, versions, numbers) worth keyword search"
+    )
+    language: str = "en"
+
+
+class ChunkJudgement(BaseModel):
+    chunk_id: str
+    relevance: float = Field(ge=0.0, le=1.0)
+    reason: str = ""
+
+
+class RetrievalEvaluation(BaseModel):
+    """Whether the retrieved evidence suffices, and what to do when it does not."""
+
+    judgements: list[ChunkJudgement] = Field(default_factory=list)
+    is_sufficient: bool = False
+    missing_info: list[str] = Field(default_factory=list)
+    suggested_action: SuggestedAction = "answer"
+    reasoning: str = ""
+
+
+class Passage(BaseModel):
+    """A piece of evidence handed to the answer writer, numbered for citation."""
+
+    number: int
+    chunk_id: str
+    source: str
+    heading: str = ""
+    text: str
+
+
+class Citation(BaseModel):
+    number: int
+    chunk_id: str
+    source: str
+    heading: str = ""
+    snippet: str = ""
+
+
+class SentenceSupport(BaseModel):
+    sentence: str
+    cited: list[int] = Field(default_factory=list)
+    supported: bool = True
+    score: float = 1.0
+
+
+class DraftAnswer(BaseModel):
+    """The answer writer's output: text with [n] markers plus whether evidence was insufficient."""
+
+    answer: str
+    insufficient: bool = False
+    missing: list[str] = Field(default_factory=list)
