@@ -1,0 +1,117 @@
+"""A tokenizer for mixed Chinese/English text, shared by BM25 and the offline brain.
+
+CJK runs go through jieba (search mode, so compounds also yield their parts); Latin runs are
+lower-cased and stemmed; identifiers such as ``gpt-4o``, ``BM25``, ``v2.3`` and ``ISO-9001`` stay whole
+(their alphabetic parts are added too, so ``gpt`` still finds ``gpt-4o``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from functools import lru_cache
+
+import snowballstemmer
+
+_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+# An identifier: alphanumerics joined by - . _ / + (at least one digit or an inner separator), or a word.
+_TOKEN_RE = re.compile(
+    rf"(?P<cjk>[{_CJK}]+)"
+    r"|(?P<ident>[A-Za-z0-9]+(?:[-_.+/][A-Za-z0-9]+)+\+*|[A-Za-z]*\d[A-Za-z0-9]*\+*)"
+    r"|(?P<word>[A-Za-z][A-Za-z']*\+*)"
+)
+_CJK_RE = re.compile(rf"[{_CJK}]")
+
+EN_STOPWORDS = frozenset(
+    """a an the and or but if of to in on at by for with from as is are was were be been being this that
+    these those it its into than then there their them they we you he she his her our your i me my do does
+    did not no so such can could should would will shall may might must have has had what which who whom
+    whose when where why how about over under between also just only very more most other some any each
+    all both few many much own same too s t""".split()
+)
+ZH_STOPWORDS = frozenset(
+    "的 了 是 在 和 与 及 或 也 就 都 而 着 被 把 对 从 以 之 其 这 那 这个 那个 一个 个 中 上 下 为 "
+    "吗 呢 吧 啊 呀 么 什么 怎么 怎样 如何 哪些 哪个 为什么 请问 请 有 没有 是否 还是 可以 能 会 我 你 他 "
+    "她 它 我们 你们 他们 之间 以及 并且 并 等 等等 "
+    "什麼 怎麼 為什麼 哪個 這 這個 那個 與 個 對 為 們 嗎".split()
+)
+
+_lock = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def _jieba():
+    """Load jieba once per process (its dictionary takes ~1.5 s to initialise)."""
+    import jieba
+
+    with _lock:
+        jieba.setLogLevel(logging.WARNING)
+        jieba.initialize()
+    return jieba
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    return snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    return _stemmer().stemWord(word)
+
+
+def contains_cjk(text: str) -> bool:
+    return bool(_CJK_RE.search(text))
+
+
+def detect_language(text: str) -> str:
+    """'zh' when CJK characters make up a fair share of the letters, else 'en'."""
+    cjk = len(_CJK_RE.findall(text))
+    latin = len(re.findall(r"[A-Za-z]", text))
+    if cjk == 0:
+        return "en"
+    return "zh" if cjk * 3 >= latin * 0.5 or cjk >= 20 else "en"
+
+
+def tokenize(text: str, *, stem: bool = True, keep_stopwords: bool = False) -> list[str]:
+    """Split mixed text into BM25 terms."""
+    out: list[str] = []
+    for match in _TOKEN_RE.finditer(text):
+        kind = match.lastgroup
+        piece = match.group()
+        if kind == "cjk":
+            for word in _jieba().cut_for_search(piece):
+                word = word.strip()
+                if word and (keep_stopwords or word not in ZH_STOPWORDS):
+                    out.append(word)
+        elif kind == "ident":
+            ident = piece.lower()
+            out.append(ident)
+            parts = [p for p in re.split(r"[-_.+/]", ident) if len(p) > 1 and p.isalpha()]
+            if len(parts) > 1 or (parts and parts[0] != ident):
+                out.extend(_stem(p) if stem else p for p in parts if p not in EN_STOPWORDS)
+        else:
+            word = piece.lower().strip("'")
+            if word.endswith("'s"):
+                word = word[:-2]
+            if not word or (not keep_stopwords and word in EN_STOPWORDS):
+                continue
+            out.append(_stem(word) if stem and not word.endswith("+") else word)
+    return out
+
+
+def identifiers_in(text: str) -> list[str]:
+    """Exact tokens worth a keyword search: codes, versions, numbers, CamelCase or ALLCAPS names."""
+    found: list[str] = []
+    for match in _TOKEN_RE.finditer(text):
+        piece = match.group()
+        if match.lastgroup == "ident" or (
+            match.lastgroup == "word" and len(piece) > 1 and (piece.isupper() or _is_camel(piece))
+        ):
+            found.append(piece)
+    return list(dict.fromkeys(found))
+
+
+def _is_camel(word: str) -> bool:
+    return bool(re.fullmatch(r"[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+|[a-z]+(?:[A-Z][a-z0-9]*)+", word))
