@@ -1,0 +1,28 @@
+"""Helpers shared by the CLI commands: settings from flags, JSON output, readable errors."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from config import Settings, load_settings
+
+
+def add_common(parser: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
+    parser.add_argument("--index", dest="index_dir", help="index folder (default from settings)")
+    parser.add_argument("--embedder", help="embedding model: use-multilingual | e5-small | openai | st:DIR")
+    if json_flag:
+        parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+
+
+def settings_from(args: argparse.Namespace, **extra: Any) -> Settings:
+    return load_settings(
+        index_dir=getattr(args, "index_dir", None), embedder=getattr(args, "embedder", None), **extra
+    )
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+    sys.stdout.flush()

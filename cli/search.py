@@ -1,0 +1,72 @@
+"""`python main.py search "query" --mode vector|keyword|hybrid`"""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+
+from cli.common import add_common, print_json, settings_from
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("search", help="search the index without the agent")
+    p.add_argument("query")
+    p.add_argument("--mode", choices=["vector", "keyword", "hybrid", "multi_hop"], default="hybrid")
+    p.add_argument("--k", type=int, default=10)
+    p.add_argument(
+        "--filter",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="source=GLOB, language=zh, after=2024-01-01, before=..., or any metadata key",
+    )
+    add_common(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from retrievers.factory import open_retrievers
+    from retrievers.types import Filters
+
+    settings = settings_from(args)
+    filters = Filters.from_pairs(args.filter) if args.filter else None
+    if not args.query.strip():
+        raise ValueError("the query is empty")
+    retrievers = open_retrievers(settings)
+    hits = retrievers.by_name(args.mode).search(args.query, args.k, filters)
+    if args.json:
+        print_json(
+            {
+                "query": args.query,
+                "mode": args.mode,
+                "k": args.k,
+                "results": [
+                    {
+                        "rank": rank,
+                        "id": hit.id,
+                        "score": hit.score,
+                        "ranks": hit.ranks,
+                        "scores": hit.scores,
+                        "source": hit.chunk.source,
+                        "title": hit.chunk.title,
+                        "heading_path": hit.chunk.heading_path,
+                        "language": hit.chunk.language,
+                        "text": hit.chunk.text,
+                    }
+                    for rank, hit in enumerate(hits, start=1)
+                ],
+            }
+        )
+        return 0
+    console = Console()
+    if not hits:
+        console.print("no results")
+    for rank, hit in enumerate(hits, start=1):
+        heading = " > ".join(hit.chunk.heading_path)
+        ranks = ", ".join(f"{k}#{v}" for k, v in hit.ranks.items())
+        console.print(
+            f"[bold]{rank}.[/] {hit.chunk.source} [dim]{heading}[/] score={hit.score:.4f} ({ranks})"
+        )
+        console.print("   " + hit.chunk.text[:200].replace("\n", " "))
+    return 0

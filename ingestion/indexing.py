@@ -1,0 +1,74 @@
+"""Turning chunks into an index generation: BM25 tokens, batched embedding, atomic write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from config import Settings
+from providers.embeddings import Embedder
+from retrievers.index import BuildParams, write_generation, write_lock
+from retrievers.tokenize import tokenize
+from retrievers.types import Chunk
+from retrievers.vector_index import HnswParams
+
+
+def build_params(settings: Settings) -> BuildParams:
+    return BuildParams(
+        hnsw=HnswParams(
+            threshold=settings.hnsw_threshold,
+            m=settings.hnsw_m,
+            ef_construction=settings.hnsw_ef_construction,
+            ef_search=settings.hnsw_ef_search,
+        ),
+        k1=settings.bm25_k1,
+        b=settings.bm25_b,
+    )
+
+
+def bm25_tokens(chunk: Chunk, title_boost: int) -> list[str]:
+    """Body tokens plus the title's tokens ``title_boost`` times: a simple field boost."""
+    title = tokenize(chunk.title) if chunk.title and title_boost else []
+    return tokenize(chunk.text) + title * title_boost
+
+
+def embed_in_batches(
+    embedder: Embedder, texts: list[str], batch_size: int, progress: bool, desc: str = "embedding"
+) -> np.ndarray:
+    if not texts:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    blocks = []
+    with tqdm(total=len(texts), desc=desc, unit="chunk", disable=not progress, leave=False) as bar:
+        for start in range(0, len(texts), batch_size):
+            batch = texts[start : start + batch_size]
+            blocks.append(np.asarray(embedder.embed_documents(batch), dtype=np.float32))
+            bar.update(len(batch))
+    return np.concatenate(blocks)
+
+
+def index_chunks(
+    chunks: list[Chunk],
+    settings: Settings,
+    embedder: Embedder,
+    *,
+    index_dir: Path,
+    vectors: np.ndarray | None = None,
+    progress: bool = True,
+    extra: dict | None = None,
+) -> int:
+    """Index prepared chunks (a dataset corpus) as a fresh generation; returns the chunk count."""
+    if vectors is None:
+        vectors = embed_in_batches(embedder, [c.text for c in chunks], settings.embed_batch_size, progress)
+    with write_lock(index_dir):
+        write_generation(
+            index_dir,
+            ((c, bm25_tokens(c, settings.bm25_title_boost), v) for c, v in zip(chunks, vectors, strict=True)),
+            [],
+            embedder=embedder.name,
+            dim=embedder.dim,
+            params=build_params(settings),
+            extra=extra,
+        )
+    return len(chunks)

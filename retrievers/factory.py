@@ -1,0 +1,72 @@
+"""Build every retriever over one opened index from settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from config import Settings
+from providers.embeddings import Embedder, make_embedder
+from retrievers.hybrid import HybridRetriever
+from retrievers.index import Index, IndexError_, open_index
+from retrievers.keyword import KeywordRetriever
+from retrievers.multi_hop import MultiHopRetriever
+from retrievers.vector import HydeRetriever, VectorRetriever
+
+
+@dataclass
+class RetrieverSet:
+    index: Index
+    embedder: Embedder
+    vector: VectorRetriever
+    keyword: KeywordRetriever
+    hybrid: HybridRetriever
+    multi_hop: MultiHopRetriever
+    hyde: HydeRetriever
+
+    def by_name(self, name: str):
+        if name not in ("vector", "keyword", "hybrid", "multi_hop", "hyde"):
+            raise ValueError(f"unknown retriever {name!r}")
+        return getattr(self, name)
+
+
+def embedder_for(settings: Settings) -> Embedder:
+    return make_embedder(
+        settings.embedder,
+        batch_size=settings.embed_batch_size,
+        openai_base_url=settings.openai_base_url,
+        openai_api_key=settings.openai_api_key,
+        openai_model=settings.embedding_model,
+    )
+
+
+def build_retrievers(index: Index, settings: Settings, embedder: Embedder | None = None) -> RetrieverSet:
+    embedder = embedder or embedder_for(settings)
+    if embedder.name != index.embedder_name:
+        raise IndexError_(
+            f"the index in {index.folder} was built with embedder {index.embedder_name!r} but the "
+            f"settings select {embedder.name!r}; set AGENTIC_RAG_EMBEDDER accordingly or rebuild with: "
+            f"python main.py ingest --rebuild --index {index.folder} PATH..."
+        )
+    vector = VectorRetriever(index, embedder)
+    keyword = KeywordRetriever(index)
+    hybrid = HybridRetriever(
+        [vector, keyword],
+        rrf_k=settings.rrf_k,
+        weights={"vector": settings.vector_weight, "keyword": settings.keyword_weight},
+        candidate_k=settings.candidate_k,
+    )
+    return RetrieverSet(
+        index=index,
+        embedder=embedder,
+        vector=vector,
+        keyword=keyword,
+        hybrid=hybrid,
+        multi_hop=MultiHopRetriever(hybrid, rrf_k=settings.rrf_k),
+        hyde=HydeRetriever(vector),
+    )
+
+
+def open_retrievers(settings: Settings, index_dir: Path | None = None) -> RetrieverSet:
+    index = open_index(Path(index_dir or settings.index_dir), ef_search=settings.hnsw_ef_search)
+    return build_retrievers(index, settings)

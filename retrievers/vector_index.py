@@ -1,0 +1,90 @@
+"""Dense vector search with FAISS: exact inner product for small indexes, HNSW for large ones.
+
+Vectors are L2-normalised, so inner product is cosine similarity. Positions in the FAISS index are
+the docstore positions (0..n-1), which keeps the three stores aligned without an id map.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+# Below this many allowed positions a filtered search scores the allowed vectors directly: exact,
+# and faster than walking an HNSW graph that rejects most of its neighbours.
+_DIRECT_FILTER_LIMIT = 50_000
+
+
+@dataclass(frozen=True)
+class HnswParams:
+    threshold: int = 200_000
+    m: int = 32
+    ef_construction: int = 80
+    ef_search: int = 64
+
+
+class VectorIndex:
+    def __init__(self, index: faiss.Index, ef_search: int = 64) -> None:
+        self.index = index
+        self.ef_search = ef_search
+        self.is_hnsw = isinstance(index, faiss.IndexHNSW)
+        if self.is_hnsw:
+            faiss.downcast_index(index).hnsw.efSearch = ef_search
+
+    @property
+    def size(self) -> int:
+        return int(self.index.ntotal)
+
+    @property
+    def dim(self) -> int:
+        return int(self.index.d)
+
+    @classmethod
+    def build(cls, vectors: np.ndarray, dim: int, params: HnswParams | None = None) -> VectorIndex:
+        params = params or HnswParams()
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1, dim)
+        if vectors.shape[0] >= params.threshold > 0:
+            index = faiss.IndexHNSWFlat(dim, params.m, faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efConstruction = params.ef_construction
+        else:
+            index = faiss.IndexFlatIP(dim)
+        if vectors.shape[0]:
+            index.add(vectors)
+        return cls(index, params.ef_search)
+
+    def search(
+        self, query: np.ndarray, k: int, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k positions and cosine scores; ``allowed`` is a boolean mask over positions."""
+        if self.size == 0 or k <= 0:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        q = np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1)
+        if allowed is None:
+            scores, ids = self.index.search(q, min(k, self.size))
+            return _valid(ids[0], scores[0])
+        positions = np.flatnonzero(allowed)
+        if positions.size == 0:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        if positions.size <= _DIRECT_FILTER_LIMIT or not self.is_hnsw:
+            vectors = self.index.reconstruct_batch(positions.astype(np.int64))
+            scores = vectors @ q[0]
+            top = np.argsort(-scores, kind="stable")[:k]
+            return positions[top].astype(np.int64), scores[top].astype(np.float32)
+        selector = faiss.IDSelectorBitmap(np.packbits(allowed, bitorder="little"))
+        search_params = faiss.SearchParametersHNSW(sel=selector, efSearch=max(self.ef_search, k))
+        scores, ids = self.index.search(q, min(k, self.size), params=search_params)
+        return _valid(ids[0], scores[0])
+
+    def save(self, path: Path) -> None:
+        faiss.write_index(self.index, str(path))
+
+    @classmethod
+    def load(cls, path: Path, ef_search: int = 64) -> VectorIndex:
+        return cls(faiss.read_index(str(path)), ef_search)
+
+
+def _valid(ids: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    keep = ids >= 0
+    return ids[keep].astype(np.int64), scores[keep].astype(np.float32)

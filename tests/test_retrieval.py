@@ -1,0 +1,177 @@
+"""Retrievers over a real FAISS + BM25 + SQLite index built from a small bilingual corpus."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+import pytest
+from rank_bm25 import BM25Okapi
+
+from ingestion.indexing import index_chunks
+from retrievers.bm25 import BM25Index
+from retrievers.factory import build_retrievers
+from retrievers.fusion import reciprocal_rank_fusion
+from retrievers.index import open_index
+from retrievers.langchain import LangChainRetriever
+from retrievers.tokenize import tokenize
+from retrievers.types import Chunk, Filters, ScoredChunk
+from tests.corpus import corpus_chunks
+
+
+@pytest.fixture
+def retrievers(settings, embedder):
+    index_chunks(corpus_chunks(), settings, embedder, index_dir=settings.index_dir, progress=False)
+    index = open_index(settings.index_dir)
+    yield build_retrievers(index, settings, embedder)
+    index.close()
+
+
+def ids(hits: list[ScoredChunk]) -> list[str]:
+    return [h.id for h in hits]
+
+
+# --- tokenizer -------------------------------------------------------------------------------------
+def test_tokenizer_keeps_identifiers_whole_and_splits_chinese_with_jieba():
+    tokens = tokenize("We compared gpt-4o, BM25 and v2.3 against ISO-9001")
+    assert {"gpt-4o", "bm25", "v2.3", "iso-9001"} <= set(tokens)
+    assert {"混合", "检索"} <= set(tokenize("混合检索很好用"))
+    assert tokenize("使用 gpt-4o 检索")[:1] == ["使用"] and "gpt-4o" in tokenize("使用 gpt-4o 检索")
+
+
+# --- BM25 ------------------------------------------------------------------------------------------
+def test_bm25_scores_agree_with_rank_bm25_on_the_same_tokens():
+    docs = [tokenize(text) for *_, text in __import__("tests.corpus", fromlist=["DOCS"]).DOCS]
+    reference = BM25Okapi(docs, k1=1.2, b=0.75)
+    ours = BM25Index.build(docs, k1=1.2, b=0.75)
+    for query in ["BM25 检索", "error code E-4711", "关键词检索 结巴", "gpt-4o", "hnsw vector index"]:
+        q = tokenize(query)
+        np.testing.assert_allclose(ours.scores(q), reference.get_scores(q), rtol=1e-5, atol=1e-6)
+
+
+def test_chinese_keyword_search_returns_real_scores(retrievers):
+    hits = retrievers.keyword.search("中文关键词检索怎么分词", 3)
+    assert hits and hits[0].id == "jieba-zh"
+    assert hits[0].score > 0
+
+
+# --- the identifier / paraphrase pair ------------------------------------------------------------
+def test_exact_identifier_dense_search_misses_and_bm25_finds(retrievers):
+    assert retrievers.keyword.search("E-4711", 3)[0].id == "err-4711"
+    assert retrievers.vector.search("E-4711", 3)[0].id != "err-4711"
+
+
+def test_paraphrase_bm25_misses_and_dense_search_finds(retrievers):
+    query = "a feline resting on a rug"
+    assert "cat" not in ids(retrievers.keyword.search(query, 3))
+    assert retrievers.vector.search(query, 3)[0].id == "cat"
+
+
+def test_hybrid_finds_both_the_identifier_and_the_paraphrase(retrievers):
+    assert "err-4711" in ids(retrievers.hybrid.search("E-4711", 3))
+    assert "cat" in ids(retrievers.hybrid.search("a feline resting on a rug", 3))
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("怎样把向量检索和关键词检索的结果合在一起", "rrf-zh"),
+        ("How are vector and keyword results merged?", "rrf-zh"),
+        ("安装需要什么 Python 版本", "py-zh"),
+        ("When does the vector index switch to HNSW?", "hnsw-en"),
+        ("用 gpt-4o 生成答案", "mix"),
+    ],
+)
+def test_chinese_english_and_mixed_queries(retrievers, query, expected):
+    assert expected in ids(retrievers.hybrid.search(query, 3))
+
+
+# --- fusion ----------------------------------------------------------------------------------------
+def _hit(cid: str, name: str, rank: int) -> ScoredChunk:
+    chunk = Chunk(id=cid, text=cid, source=f"{cid}.md", metadata={"m": cid})
+    return ScoredChunk(chunk=chunk, score=1.0 / rank, ranks={name: rank}, scores={name: 1.0 / rank})
+
+
+def test_rrf_fuses_a_chunk_found_twice_once_with_both_ranks():
+    fused = reciprocal_rank_fusion(
+        {
+            "vector": [_hit("a", "vector", 1), _hit("b", "vector", 2)],
+            "keyword": [_hit("b", "keyword", 1), _hit("c", "keyword", 2)],
+        },
+        k=60,
+    )
+    assert ids(fused).count("b") == 1
+    b = next(h for h in fused if h.id == "b")
+    assert b.ranks == {"vector": 2, "keyword": 1}
+    assert b.chunk.metadata == {"m": "b"}
+    assert b.score == pytest.approx(1 / 62 + 1 / 61)
+    assert ids(fused)[0] == "b"
+
+
+def test_rrf_weights_are_really_applied():
+    rankings = {"vector": [_hit("a", "vector", 1)], "keyword": [_hit("c", "keyword", 1)]}
+    assert ids(reciprocal_rank_fusion(rankings, weights={"vector": 1.0, "keyword": 3.0}))[0] == "c"
+    assert ids(reciprocal_rank_fusion(rankings, weights={"vector": 3.0, "keyword": 1.0}))[0] == "a"
+    fused = reciprocal_rank_fusion(rankings, weights={"vector": 2.0, "keyword": 1.0})
+    assert fused[0].score == pytest.approx(2 / 61)
+
+
+# --- filters ---------------------------------------------------------------------------------------
+FILTER_CASES = [
+    (Filters(source="docs/zh/*"), lambda c: c.source.startswith("docs/zh/")),
+    (Filters(language="en"), lambda c: c.language == "en"),
+    (
+        Filters(modified_after=datetime.fromtimestamp(1_700_000_000 + 5 * 86_400)),
+        lambda c: c.mtime >= 1_700_000_000 + 5 * 86_400,
+    ),
+    (
+        Filters(modified_before=datetime.fromtimestamp(1_700_000_000 + 2 * 86_400)),
+        lambda c: c.mtime <= 1_700_000_000 + 2 * 86_400,
+    ),
+    (Filters(equals={"team": "search"}), lambda c: c.metadata["team"] == "search"),
+    (Filters(equals={"title": "Error codes"}), lambda c: c.title == "Error codes"),
+]
+
+
+@pytest.mark.parametrize(("filters", "accept"), FILTER_CASES)
+@pytest.mark.parametrize("mode", ["vector", "keyword", "hybrid", "multi_hop", "hyde"])
+def test_every_retriever_honours_every_filter(retrievers, filters, accept, mode):
+    retriever = retrievers.by_name(mode)
+    hits = retriever.search("检索 search error index Python", 10, filters)
+    assert all(accept(h.chunk) for h in hits)
+    expected_any = [c for c in corpus_chunks() if accept(c)]
+    if mode != "keyword":
+        assert hits, f"{mode} returned nothing for {filters}"
+    assert len(hits) <= len(expected_any)
+
+
+def test_filters_from_cli_pairs():
+    f = Filters.from_pairs(["source=docs/*.md", "language=zh", "after=2024-01-01", "team=search"])
+    assert f.source == "docs/*.md" and f.language == "zh" and f.equals == {"team": "search"}
+    assert f.modified_after == datetime(2024, 1, 1)
+    with pytest.raises(ValueError, match="key=value"):
+        Filters.from_pairs(["nonsense"])
+
+
+# --- multi-hop and HyDE ----------------------------------------------------------------------------
+def test_multi_hop_merges_sub_queries_without_duplicates(retrievers):
+    hits = retrievers.multi_hop.search(
+        "BM25 和 HNSW 的区别", 6, sub_queries=["BM25 keyword search", "HNSW vector index"]
+    )
+    found = ids(hits)
+    assert len(found) == len(set(found))
+    assert {"bm25-en", "hnsw-en"} <= set(found)
+
+
+def test_hyde_searches_with_the_hypothetical_answer(retrievers):
+    hits = retrievers.hyde.search(
+        "pets", 2, hypothetical_answer="A cat was sitting on the mat for the whole afternoon."
+    )
+    assert hits[0].id == "cat" and "hyde" in hits[0].ranks
+
+
+def test_langchain_retriever_adapter_returns_documents_with_metadata(retrievers):
+    docs = LangChainRetriever(retriever=retrievers.hybrid, k=2).invoke("E-4711")
+    assert docs[0].metadata["id"] == "err-4711"
+    assert docs[0].metadata["source"] == "docs/errors.md"
+    assert "keyword" in docs[0].metadata["ranks"]
