@@ -1,0 +1,102 @@
+"""Assemble the agent graph.
+
+    contextualize -> analyze_query -> (route) retrieve_{vector|keyword|hybrid|multi_hop} -> rerank
+      -> evaluate -> (retry) rewrite_query -> (route) ...   |   (enough) compress -> generate -> verify
+
+Single-pass modes (naive, keyword, hybrid, hybrid_rerank, self_query) use the same nodes and skip
+what they do not need, so every mode is comparable through one code path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import RetryPolicy, Send
+
+from graph.context import AgentContext
+from graph.routing import FIXED_STRATEGY, RETRIEVE_NODE, uses_analysis
+from graph.state import AgentState, InputState
+from nodes.analyze_query import analyze_query
+from nodes.compress import compress
+from nodes.contextualize import contextualize
+from nodes.evaluate import evaluate
+from nodes.generate import generate
+from nodes.rerank import rerank
+from nodes.retrieve_hybrid import retrieve_hybrid
+from nodes.retrieve_keyword import retrieve_keyword
+from nodes.retrieve_multi_hop import fan_out, merge_hops, search_sub_query
+from nodes.retrieve_vector import retrieve_vector
+from nodes.rewrite_query import rewrite_query
+from nodes.verify import verify
+
+RETRIEVAL_TARGETS = ["retrieve_vector", "retrieve_keyword", "retrieve_hybrid", "search_sub_query"]
+
+
+def _transient(exc: Exception) -> bool:
+    """Retry a node on network-ish failures only; bad input or bugs fail fast."""
+    names = {"APIConnectionError", "APITimeoutError", "RateLimitError", "InternalServerError"}
+    return isinstance(exc, (ConnectionError, TimeoutError)) or type(exc).__name__ in names
+
+
+MODEL_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.5, retry_on=_transient)
+
+
+def route_entry(state: dict[str, Any]) -> str:
+    if state.get("stop_reason") == "invalid_input":
+        return "verify"
+    mode = state.get("mode") or "agentic"
+    if uses_analysis(mode):
+        return "analyze_query"
+    return RETRIEVE_NODE[FIXED_STRATEGY[mode]]
+
+
+def route_by_strategy(state: dict[str, Any]) -> str | list[Send]:
+    strategy = state.get("strategy") or "hybrid"
+    if strategy == "multi_hop":
+        return fan_out(state)
+    return RETRIEVE_NODE.get(strategy, "retrieve_hybrid")
+
+
+def decide_next(state: dict[str, Any]) -> str:
+    return "compress" if state.get("stop_reason") else "rewrite_query"
+
+
+def build_graph(
+    checkpointer: BaseCheckpointSaver | None = None, *, name: str = "agentic-rag"
+) -> CompiledStateGraph:
+    """The compiled agent graph. Pass an ``AgentContext`` as ``context=`` when invoking it."""
+    builder = StateGraph(AgentState, context_schema=AgentContext, input_schema=InputState)
+    builder.add_node("contextualize", contextualize, retry_policy=MODEL_RETRY)
+    builder.add_node("analyze_query", analyze_query, retry_policy=MODEL_RETRY)
+    builder.add_node("retrieve_vector", retrieve_vector)
+    builder.add_node("retrieve_keyword", retrieve_keyword)
+    builder.add_node("retrieve_hybrid", retrieve_hybrid)
+    builder.add_node("search_sub_query", search_sub_query)
+    builder.add_node("retrieve_multi_hop", merge_hops)
+    builder.add_node("rerank", rerank, retry_policy=MODEL_RETRY)
+    builder.add_node("evaluate", evaluate, retry_policy=MODEL_RETRY)
+    builder.add_node("rewrite_query", rewrite_query, retry_policy=MODEL_RETRY)
+    builder.add_node("compress", compress, retry_policy=MODEL_RETRY)
+    builder.add_node("generate", generate, retry_policy=MODEL_RETRY)
+    builder.add_node("verify", verify, retry_policy=MODEL_RETRY)
+
+    builder.add_edge(START, "contextualize")
+    builder.add_conditional_edges(
+        "contextualize",
+        route_entry,
+        ["analyze_query", "retrieve_vector", "retrieve_keyword", "retrieve_hybrid", "verify"],
+    )
+    builder.add_conditional_edges("analyze_query", route_by_strategy, RETRIEVAL_TARGETS)
+    builder.add_conditional_edges("rewrite_query", route_by_strategy, RETRIEVAL_TARGETS)
+    for node in ("retrieve_vector", "retrieve_keyword", "retrieve_hybrid", "retrieve_multi_hop"):
+        builder.add_edge(node, "rerank")
+    builder.add_edge("search_sub_query", "retrieve_multi_hop")
+    builder.add_edge("rerank", "evaluate")
+    builder.add_conditional_edges("evaluate", decide_next, ["rewrite_query", "compress"])
+    builder.add_edge("compress", "generate")
+    builder.add_edge("generate", "verify")
+    builder.add_edge("verify", END)
+    return builder.compile(checkpointer=checkpointer, name=name)

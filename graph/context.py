@@ -1,0 +1,77 @@
+"""Runtime dependencies handed to every node through LangGraph's ``context_schema``.
+
+Models, indexes and clients live here, never in the checkpointed state. Callers that embed the
+graph pass their own ``AgentContext``; LangGraph Studio (which can only send plain JSON) gets one
+built from settings, once per process and index folder.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from config import Settings, load_settings
+from providers.brain import Brain
+from providers.rerankers import Reranker
+from retrievers.factory import RetrieverSet
+
+
+@dataclass
+class AgentContext:
+    settings: Settings
+    retrievers: RetrieverSet
+    brain: Brain
+    reranker: Reranker | None = None
+
+
+def make_brain(settings: Settings) -> Brain:
+    """The LLM brain when an OpenAI-compatible endpoint is configured, else the offline brain."""
+    from providers.offline_brain import OfflineBrain
+
+    offline = OfflineBrain(sufficiency_threshold=settings.sufficiency_threshold)
+    if not settings.llm_configured:
+        return offline
+    from providers.llm import make_chat_model
+    from providers.llm_brain import LLMBrain
+
+    model = make_chat_model(
+        base_url=settings.openai_base_url,
+        api_key=settings.openai_api_key,
+        model=settings.llm_model,
+        timeout_s=settings.llm_timeout_s,
+        max_retries=settings.llm_max_retries,
+        temperature=settings.llm_temperature,
+    )
+    return LLMBrain(model, fallback=offline)
+
+
+def build_context(settings: Settings | None = None, *, index_dir: Path | None = None) -> AgentContext:
+    """Open the index and load models as the settings say."""
+    from providers.rerankers import make_reranker
+    from retrievers.factory import open_retrievers
+
+    settings = settings or load_settings()
+    retrievers = open_retrievers(settings, index_dir)
+    folder = Path(index_dir or settings.index_dir)
+    reranker = make_reranker(settings.reranker, embedder=retrievers.embedder, cache_dir=folder / "cache")
+    return AgentContext(
+        settings=settings, retrievers=retrievers, brain=make_brain(settings), reranker=reranker
+    )
+
+
+_default_lock = threading.Lock()
+_defaults: dict[str, AgentContext] = {}
+
+
+def resolve_context(value: Any) -> AgentContext:
+    """The context a node should use: the caller's, or a default built from settings (Studio)."""
+    if isinstance(value, AgentContext):
+        return value
+    overrides = dict(value or {}) if isinstance(value, dict) else {}
+    key = repr(sorted(overrides.items()))
+    with _default_lock:
+        if key not in _defaults:
+            _defaults[key] = build_context(load_settings(**overrides))
+        return _defaults[key]

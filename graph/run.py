@@ -1,0 +1,113 @@
+"""Run one question through the graph and collect the result (used by the CLI, the session,
+the evaluation harness and embedding apps)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from langgraph.errors import GraphRecursionError
+from pydantic import BaseModel, Field
+
+from graph.context import AgentContext
+from retrievers.types import Filters
+
+
+class AskResult(BaseModel):
+    question: str
+    standalone_question: str = ""
+    answer: str = ""
+    citations: list[dict[str, Any]] = Field(default_factory=list)
+    insufficient: bool = False
+    mode: str = ""
+    stop_reason: str = ""
+    analysis: dict[str, Any] = Field(default_factory=dict)
+    evaluation: dict[str, Any] = Field(default_factory=dict)
+    ranked_ids: list[str] = Field(default_factory=list)
+    passages: list[dict[str, Any]] = Field(default_factory=list)
+    support: list[dict[str, Any]] = Field(default_factory=list)
+    trace: list[dict[str, Any]] = Field(default_factory=list)
+    model_calls: int = 0
+    latency_ms: float = 0.0
+    thread_id: str | None = None
+    error: str = ""
+
+    def trace_line(self) -> str:
+        """One line such as: analyze_query(factual/simple -> hybrid) > retrieve_hybrid > rerank > ..."""
+        parts = []
+        for entry in self.trace:
+            decision = entry.get("decision")
+            parts.append(f"{entry['node']}({decision})" if decision else entry["node"])
+        return " > ".join(parts) + f" | {self.latency_ms:.0f} ms, {self.model_calls} model calls"
+
+
+def run_config(context: AgentContext, thread_id: str | None) -> dict[str, Any]:
+    return {
+        "configurable": {"thread_id": thread_id or uuid.uuid4().hex},
+        "recursion_limit": context.settings.recursion_limit,
+    }
+
+
+def result_from_state(
+    question: str, state: dict[str, Any], started: float, thread_id: str | None
+) -> AskResult:
+    trace = list(state.get("trace") or [])
+    return AskResult(
+        question=question,
+        standalone_question=state.get("standalone_question") or "",
+        answer=state.get("answer") or state.get("error") or "",
+        citations=state.get("citations") or [],
+        insufficient=bool(state.get("insufficient")),
+        mode=state.get("mode") or "",
+        stop_reason=state.get("stop_reason") or "",
+        analysis=state.get("analysis") or {},
+        evaluation=state.get("evaluation") or {},
+        ranked_ids=[h["chunk"]["id"] for h in state.get("reranked") or []],
+        passages=state.get("passages") or [],
+        support=state.get("support") or [],
+        trace=trace,
+        model_calls=sum(int(e.get("model_calls", 0)) for e in trace),
+        latency_ms=round((time.perf_counter() - started) * 1000, 1),
+        thread_id=thread_id,
+        error=state.get("error") or "",
+    )
+
+
+def build_input(question: str, mode: str | None, filters: Filters | None) -> dict[str, Any]:
+    payload: dict[str, Any] = {"question": question}
+    if mode:
+        payload["mode"] = mode
+    payload["filters"] = filters.model_dump(mode="json") if filters and not filters.is_empty() else None
+    return payload
+
+
+def ask(
+    app: Any,
+    question: str,
+    *,
+    context: AgentContext,
+    thread_id: str | None = None,
+    mode: str | None = None,
+    filters: Filters | None = None,
+) -> AskResult:
+    """Ask one question. The loop is bounded by max_retries, the no-progress rule and, as the last
+    guard, the recursion limit, which ends the run with a clear message instead of an exception."""
+    started = time.perf_counter()
+    config = run_config(context, thread_id)
+    try:
+        state = app.invoke(build_input(question, mode, filters), config=config, context=context)
+    except GraphRecursionError:
+        return AskResult(
+            question=question,
+            mode=mode or context.settings.mode,
+            stop_reason="recursion_limit",
+            error=(
+                f"stopped after {context.settings.recursion_limit} steps (AGENTIC_RAG_RECURSION_LIMIT) "
+                "without an answer"
+            ),
+            answer="",
+            latency_ms=round((time.perf_counter() - started) * 1000, 1),
+            thread_id=thread_id,
+        )
+    return result_from_state(question, state, started, thread_id)

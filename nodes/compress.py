@@ -1,0 +1,59 @@
+"""compress: pick the best passages and sentences within the token budget, keeping their sources."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from graph.schemas import Passage
+from nodes.common import ctx, event, load_hits, question_of
+from providers.tokens import count_tokens
+from retrievers.types import ScoredChunk
+
+MAX_PASSAGES = 8
+
+
+def select_evidence(hits: list[ScoredChunk], relevant_ids: list[str], limit: int) -> list[ScoredChunk]:
+    """Relevant chunks first (in rerank order), then the best of the rest, up to ``limit``."""
+    relevant = [h for h in hits if h.id in relevant_ids]
+    others = [h for h in hits if h.id not in relevant_ids]
+    return (relevant + others)[:limit] if relevant else hits[:limit]
+
+
+def to_passages(hits: list[ScoredChunk]) -> list[Passage]:
+    return [
+        Passage(
+            number=number,
+            chunk_id=hit.id,
+            source=hit.chunk.source,
+            heading=" > ".join(hit.chunk.heading_path) or hit.chunk.title,
+            text=hit.chunk.text,
+        )
+        for number, hit in enumerate(hits, start=1)
+    ]
+
+
+def compress(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
+    started = time.perf_counter()
+    context = ctx(runtime)
+    limit = min(MAX_PASSAGES, context.settings.top_k)
+    hits = select_evidence(load_hits(state.get("reranked")), state.get("relevant_ids") or [], limit)
+    passages = to_passages(hits)
+    before = sum(count_tokens(p.text) for p in passages)
+    budget = context.settings.context_token_budget
+    compressed = context.brain.compress(question_of(state), passages, budget) if passages else []
+    after = sum(count_tokens(p.text) for p in compressed)
+    return {
+        "passages": [p.model_dump() for p in compressed],
+        "trace": [
+            event(
+                "compress",
+                started,
+                context,
+                f"{before} -> {after} tokens (budget {budget})",
+                passages=len(compressed),
+            )
+        ],
+    }
