@@ -1,0 +1,65 @@
+"""`python main.py ask "question" [--mode MODE] [--thread ID] [--json]`"""
+
+from __future__ import annotations
+
+import argparse
+from contextlib import nullcontext
+
+from rich.console import Console
+
+from cli.common import add_common, print_json, settings_from
+from graph.routing import MODES
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ask", help="ask one question (answer with citations)")
+    p.add_argument("question")
+    p.add_argument("--mode", choices=MODES, help="retrieval mode (default: agentic)")
+    p.add_argument("--thread", help="continue (or start) a conversation thread with this id")
+    p.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--brain", choices=["auto", "offline", "llm"], help="force the offline or LLM brain")
+    add_common(p)
+    p.set_defaults(handler=run)
+
+
+def render_answer(console: Console, result) -> None:
+    """Answer, numbered sources, one-line trace: shared by `ask` and the interactive session."""
+    console.print(result.answer or "[dim](no answer)[/]")
+    if result.citations:
+        console.print()
+        for cite in result.citations:
+            heading = f" — {cite['heading']}" if cite.get("heading") else ""
+            console.print(f"[bold][{cite['number']}][/] {cite['source']}{heading}")
+            console.print(f"    [dim]{cite['snippet'][:120].replace(chr(10), ' ')}[/]")
+    console.print(f"\n[dim]{result.trace_line()}[/]")
+
+
+def run(args: argparse.Namespace) -> int:
+    from graph.builder import build_graph
+    from graph.context import build_context
+    from graph.run import ask
+    from memory.checkpointer import open_checkpointer
+    from retrievers.types import Filters
+
+    settings = settings_from(args, brain=args.brain)
+    context = build_context(settings)
+    saver_cm = (
+        open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url)
+        if args.thread
+        else nullcontext(None)
+    )
+    with saver_cm as saver:
+        app = build_graph(checkpointer=saver)
+        result = ask(
+            app,
+            args.question,
+            context=context,
+            thread_id=args.thread,
+            mode=args.mode,
+            filters=Filters.from_pairs(args.filter) if args.filter else None,
+        )
+    if args.json:
+        print_json(result.model_dump())
+    else:
+        render_answer(Console(), result)
+    return 1 if result.error and not result.answer else 0

