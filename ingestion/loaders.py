@@ -1,0 +1,741 @@
+"""Turn a file on disk into a ``LoadedDocument`` of structural blocks.
+
+One entry point, ``load_document``, dispatches on the suffix to a parser for Markdown, plain text, HTML
+or PDF. Every way a file can be unusable (too large, binary, undecodable, empty, broken or encrypted
+PDF, a parser bug on a strange file) ends as a ``LoaderError`` with a reason a user can act on, so a
+bad file in a large folder is reported and skipped instead of stopping the whole ingestion.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import logging
+import os
+import re
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from ingestion.documents import Block, LoadedDocument, LoaderError
+
+SUPPORTED_SUFFIXES: tuple[str, ...] = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf")
+SKIPPED_DIR_NAMES = frozenset({"__pycache__", "node_modules"})
+MAX_TITLE_CHARS = 120
+# A decoded text with more than this share of control characters is treated as binary.
+MAX_CONTROL_RATIO = 0.10
+
+_CJK_CHARS = r"\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef\u3040-\u30ff\uac00-\ud7af"
+_CJK_END_RE = re.compile(rf"[{_CJK_CHARS}]$")
+_CJK_START_RE = re.compile(rf"^[{_CJK_CHARS}]")
+_TERMINAL_END_RE = re.compile(r"[.!?;:。！？；：…」』”’)\]）】]$")
+_BULLET_RE = re.compile(r"^\s*(?:[-*+•·▪●◦]|\d{1,3}[.)、]|[a-z][.)]|[（(]\d{1,3}[)）])\s+")
+_PAGE_NUMBER_RE = re.compile(r"^\s*(?:page\s*)?[-–—]?\s*\d{1,4}\s*[-–—]?(?:\s*(?:/|of)\s*\d{1,4})?\s*$", re.I)
+
+
+# --------------------------------------------------------------------------------------------------
+# entry points
+# --------------------------------------------------------------------------------------------------
+
+
+def load_document(path: Path, *, max_bytes: int) -> LoadedDocument:
+    """Read and parse one file; raise ``LoaderError`` (never anything else) when it cannot be used."""
+    path = Path(path)
+    source = str(path.absolute())
+    try:
+        return _load(path, source, max_bytes)
+    except LoaderError as exc:
+        raise LoaderError(exc.reason, source) from None
+    except RecursionError:
+        raise LoaderError("document nesting too deep to parse", source) from None
+    except Exception as exc:  # a parser failing on a strange file must not stop a whole ingestion
+        raise LoaderError(f"cannot parse file ({type(exc).__name__}: {exc})", source) from None
+
+
+def iter_source_files(paths: list[Path]) -> list[Path]:
+    """Expand directories into the supported files below them, in sorted order.
+
+    Hidden directories (``.git``, ``.venv``), ``__pycache__``/``node_modules``, hidden files and files
+    with unsupported suffixes found while walking are skipped. Paths given explicitly are kept even when
+    unsupported or missing, so the caller can report them as skipped with a reason.
+    """
+    found: list[Path] = []
+    for path in paths:
+        path = Path(path)
+        if path.is_dir():
+            found.extend(sorted(_walk_supported(path)))
+        else:
+            found.append(path)
+    return list(dict.fromkeys(found))
+
+
+def _walk_supported(root: Path) -> Iterator[Path]:
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [name for name in dirs if not name.startswith(".") and name not in SKIPPED_DIR_NAMES]
+        for name in files:
+            if not name.startswith(".") and Path(name).suffix.lower() in SUPPORTED_SUFFIXES:
+                yield Path(folder) / name
+
+
+def _load(path: Path, source: str, max_bytes: int) -> LoadedDocument:
+    suffix = path.suffix.lower()
+    parser = _PARSERS.get(suffix)
+    if parser is None:
+        supported = " ".join(SUPPORTED_SUFFIXES)
+        raise LoaderError(f"unsupported file type {suffix or '(no suffix)'!r} (supported: {supported})")
+    data, mtime = _read_bytes(path, max_bytes)
+    title, blocks = parser(data)
+    blocks = [block for block in blocks if block.text.strip()]
+    if not blocks:
+        raise LoaderError("no text content")
+    return LoadedDocument(
+        source=source,
+        title=title or _fallback_title(blocks, path),
+        blocks=blocks,
+        mtime=mtime,
+        file_hash=hashlib.sha256(data).hexdigest(),
+        size=len(data),
+    )
+
+
+def _read_bytes(path: Path, max_bytes: int) -> tuple[bytes, float]:
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        raise LoaderError("file not found") from None
+    except OSError as exc:
+        raise LoaderError(f"cannot read file ({exc.strerror or exc})") from None
+    if not path.is_file():
+        raise LoaderError("not a regular file")
+    if max_bytes > 0 and stat.st_size > max_bytes:
+        raise LoaderError(f"file too large ({stat.st_size / 1e6:.1f} MB > limit {max_bytes / 1e6:.1f} MB)")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise LoaderError(f"cannot read file ({exc.strerror or exc})") from None
+    if not data.strip():
+        raise LoaderError("empty file")
+    return data, stat.st_mtime
+
+
+def _fallback_title(blocks: list[Block], path: Path) -> str:
+    first_line = blocks[0].text.strip().split("\n", 1)[0].strip()
+    if blocks[0].kind in ("heading", "paragraph") and 0 < len(first_line) <= MAX_TITLE_CHARS:
+        return first_line
+    return path.stem
+
+
+# --------------------------------------------------------------------------------------------------
+# decoding
+# --------------------------------------------------------------------------------------------------
+
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (b"\xef\xbb\xbf", "utf-8-sig"),
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+_CHARSET_RE = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_\-]+)""", re.I)
+
+
+def decode_text(data: bytes, *, declared: str | None = None) -> str:
+    """Decode bytes as text: BOM, then UTF-8, then a declared charset, then GB18030 (Chinese files).
+
+    Binary content (NUL bytes outside a UTF-16/32 file, or many control characters) is rejected rather
+    than indexed as garbage.
+    """
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            try:
+                text = data.decode(codec)
+            except UnicodeDecodeError:
+                raise LoaderError(f"not valid {codec.upper()} text despite its byte-order mark") from None
+            return _checked_text(text)
+    if b"\x00" in data:
+        raise LoaderError("binary file (NUL bytes)")
+    codecs = ["utf-8"] + ([declared] if declared else []) + ["gb18030"]
+    for codec in dict.fromkeys(codecs):
+        try:
+            return _checked_text(data.decode(codec))
+        except (UnicodeDecodeError, LookupError):
+            continue
+    raise LoaderError("not valid UTF-8/GB18030 text")
+
+
+def _checked_text(text: str) -> str:
+    text = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
+    if not text.strip():
+        raise LoaderError("empty file")
+    sample = text[:65536]
+    controls = sum(1 for ch in sample if (ord(ch) < 32 and ch not in "\t\n\f\v") or ord(ch) == 127)
+    if controls > MAX_CONTROL_RATIO * len(sample):
+        raise LoaderError(f"binary file ({controls / len(sample):.0%} control characters)")
+    return text
+
+
+# --------------------------------------------------------------------------------------------------
+# shared text helpers
+# --------------------------------------------------------------------------------------------------
+
+
+def _join_two(left: str, right: str) -> str:
+    """Join two wrapped lines: no space between CJK characters, one space otherwise."""
+    if not left:
+        return right
+    if not right:
+        return left
+    if _CJK_END_RE.search(left) and _CJK_START_RE.search(right):
+        return left + right
+    return f"{left} {right}"
+
+
+def _collapse_whitespace(text: str) -> str:
+    """Collapse runs of whitespace to one space and drop the spaces a line break left between CJK."""
+    text = re.sub(r"\s+", " ", text).strip()
+    return re.sub(rf"(?<=[{_CJK_CHARS}]) (?=[{_CJK_CHARS}])", "", text)
+
+
+def unwrap_lines(lines: list[str]) -> list[str]:
+    """Group hard-wrapped lines into paragraphs.
+
+    A line is joined to the next unless it is much shorter than the page's usual width (a heading or a
+    paragraph's last line), ends a sentence while being visibly short, or the next line starts a list item.
+    Used for PDF text, where layout lines carry no paragraph marks.
+    """
+    lines = [line.strip() for line in lines]
+    widths = sorted(len(line) for line in lines if line)
+    if not widths:
+        return []
+    usual = widths[int(len(widths) * 0.8)] if len(widths) > 2 else widths[-1]
+    paragraphs: list[str] = []
+    current = ""
+    previous = ""
+    for line in lines:
+        if not line:
+            if current:
+                paragraphs.append(current)
+            current, previous = "", ""
+            continue
+        breaks = bool(previous) and (
+            _BULLET_RE.match(line) is not None
+            or len(previous) < 0.6 * usual  # a heading or a paragraph's last line
+            or (_TERMINAL_END_RE.search(previous) is not None and len(previous) < 0.85 * usual)
+        )
+        if breaks:
+            paragraphs.append(current)
+            current = line
+        else:
+            current = _join_two(current, line)
+        previous = line
+    if current:
+        paragraphs.append(current)
+    return paragraphs
+
+
+def _short_title(text: str | None) -> str | None:
+    if not text:
+        return None
+    title = _collapse_whitespace(text)
+    return title[:MAX_TITLE_CHARS] if title else None
+
+
+# --------------------------------------------------------------------------------------------------
+# plain text
+# --------------------------------------------------------------------------------------------------
+
+
+def parse_text(data: bytes) -> tuple[str | None, list[Block]]:
+    """Plain text: paragraphs are separated by blank lines; lines inside a paragraph are kept."""
+    text = decode_text(data)
+    blocks = []
+    for paragraph in re.split(r"\n[ \t\f\v]*\n", text):
+        lines = [line.rstrip() for line in paragraph.split("\n")]
+        body = "\n".join(lines).strip("\n").strip()
+        if body:
+            blocks.append(Block(kind="paragraph", text=body))
+    return None, blocks
+
+
+# --------------------------------------------------------------------------------------------------
+# Markdown
+# --------------------------------------------------------------------------------------------------
+
+_FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
+_FRONT_TITLE_RE = re.compile(r"^title\s*:\s*(.+?)\s*$", re.M)
+_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_ATX_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_SETEXT_RE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_HR_RE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+_TABLE_SEP_RE = re.compile(r"^\s*\|?\s*:?-{1,}:?\s*(?:\|\s*:?-{1,}:?\s*)*\|?\s*$")
+_LIST_RE = re.compile(r"^ {0,3}(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)")
+_QUOTE_RE = re.compile(r"^ {0,3}> ?")
+_HTML_LINE_RE = re.compile(r"^\s*</?[A-Za-z][^>]*>")
+_IMAGE_RE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_LINK_RE = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+
+
+def _inline_markdown(text: str) -> str:
+    """Keep the visible text of links and images; their URLs are noise for retrieval."""
+    return _LINK_RE.sub(r"\1", _IMAGE_RE.sub(r"\1", text))
+
+
+def _front_matter(text: str) -> tuple[str | None, str]:
+    match = _FRONT_MATTER_RE.match(text)
+    if not match:
+        return None, text
+    title_match = _FRONT_TITLE_RE.search(match.group(1))
+    title = title_match.group(1).strip().strip("\"'") if title_match else None
+    return title or None, text[match.end() :]
+
+
+def _is_table_start(lines: list[str], i: int) -> bool:
+    return (
+        "|" in lines[i]
+        and i + 1 < len(lines)
+        and "-" in lines[i + 1]
+        and _TABLE_SEP_RE.match(lines[i + 1]) is not None
+    )
+
+
+def parse_markdown(data: bytes) -> tuple[str | None, list[Block]]:
+    """Markdown: ATX and setext headings, fenced/indented code, pipe tables, lists, quotes, paragraphs."""
+    title, text = _front_matter(decode_text(data))
+    parser = _MarkdownBlocks(text.split("\n"))
+    blocks = parser.parse()
+    if not title:
+        title = next((b.text for b in blocks if b.kind == "heading" and b.level == 1), None)
+    return _short_title(title), blocks
+
+
+class _MarkdownBlocks:
+    """A small line-based block parser; inline markup other than links is left as written."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.i = 0
+        self.blocks: list[Block] = []
+        self.paragraph: list[str] = []
+
+    def parse(self) -> list[Block]:
+        steps: list[Callable[[str], bool]] = [
+            self._blank,
+            self._fence,
+            self._atx_heading,
+            self._setext_heading,
+            self._rule,
+            self._table,
+            self._list,
+            self._quote,
+            self._html_comment,
+            self._indented_code,
+        ]
+        while self.i < len(self.lines):
+            line = self.lines[self.i]
+            if not any(step(line) for step in steps):
+                self.paragraph.append(line)
+                self.i += 1
+        self._flush_paragraph()
+        return self.blocks
+
+    # each step consumes lines and returns True when it recognised the current line
+    def _blank(self, line: str) -> bool:
+        if line.strip():
+            return False
+        self._flush_paragraph()
+        self.i += 1
+        return True
+
+    def _fence(self, line: str) -> bool:
+        match = _FENCE_RE.match(line)
+        if not match:
+            return False
+        self._flush_paragraph()
+        fence = match.group(1)
+        closing = re.compile(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
+        start = self.i
+        self.i += 1
+        while self.i < len(self.lines) and not closing.match(self.lines[self.i]):
+            self.i += 1
+        end = min(self.i, len(self.lines) - 1)
+        self.i = end + 1
+        body = "\n".join(self.lines[start : end + 1]).strip("\n")
+        self._add("code", body)
+        return True
+
+    def _atx_heading(self, line: str) -> bool:
+        match = _ATX_RE.match(line)
+        if not match:
+            return False
+        self._flush_paragraph()
+        self._add("heading", _inline_markdown(match.group(2) or ""), level=len(match.group(1)))
+        self.i += 1
+        return True
+
+    def _setext_heading(self, line: str) -> bool:
+        match = _SETEXT_RE.match(line)
+        if not match or not self.paragraph:
+            return False
+        text = _inline_markdown(_collapse_whitespace(" ".join(self.paragraph)))
+        self.paragraph = []
+        self._add("heading", text, level=1 if match.group(1)[0] == "=" else 2)
+        self.i += 1
+        return True
+
+    def _rule(self, line: str) -> bool:
+        if not _HR_RE.match(line):
+            return False
+        self._flush_paragraph()
+        self.i += 1
+        return True
+
+    def _table(self, line: str) -> bool:
+        if not _is_table_start(self.lines, self.i):
+            return False
+        self._flush_paragraph()
+        rows = []
+        while self.i < len(self.lines) and self.lines[self.i].strip() and "|" in self.lines[self.i]:
+            rows.append(_inline_markdown(self.lines[self.i].strip()))
+            self.i += 1
+        self._add("table", "\n".join(rows))
+        return True
+
+    def _list(self, line: str) -> bool:
+        if not _LIST_RE.match(line):
+            return False
+        self._flush_paragraph()
+        items = [line.rstrip()]
+        self.i += 1
+        while self.i < len(self.lines):
+            current = self.lines[self.i]
+            if current.strip():
+                if _ATX_RE.match(current) or _FENCE_RE.match(current) or _HR_RE.match(current):
+                    break
+                items.append(current.rstrip())
+                self.i += 1
+                continue
+            following = self.lines[self.i + 1] if self.i + 1 < len(self.lines) else ""
+            if following.strip() and (_LIST_RE.match(following) or following.startswith(("  ", "\t"))):
+                self.i += 1  # a blank line inside a loose list
+                continue
+            break
+        self._add("list", _inline_markdown("\n".join(items)))
+        return True
+
+    def _quote(self, line: str) -> bool:
+        if not _QUOTE_RE.match(line):
+            return False
+        self._flush_paragraph()
+        quoted = []
+        while self.i < len(self.lines) and self.lines[self.i].strip():
+            quoted.append(_QUOTE_RE.sub("", self.lines[self.i], count=1))
+            self.i += 1
+        self._add("paragraph", _inline_markdown(_unwrap_soft(quoted)))
+        return True
+
+    def _html_comment(self, line: str) -> bool:
+        if not line.lstrip().startswith("<!--"):
+            return False
+        self._flush_paragraph()
+        while self.i < len(self.lines) and "-->" not in self.lines[self.i]:
+            self.i += 1
+        self.i += 1
+        return True
+
+    def _indented_code(self, line: str) -> bool:
+        if self.paragraph or not line.startswith(("    ", "\t")):
+            return False
+        start = self.i
+        while self.i < len(self.lines) and (
+            self.lines[self.i].startswith(("    ", "\t")) or not self.lines[self.i].strip()
+        ):
+            self.i += 1
+        self._add("code", "\n".join(self.lines[start : self.i]).strip("\n"))
+        return True
+
+    def _flush_paragraph(self) -> None:
+        lines = [line for line in self.paragraph if not _HTML_LINE_RE.match(line) or _strip_tags(line)]
+        lines = [_strip_tags(line) if _HTML_LINE_RE.match(line) else line for line in lines]
+        self.paragraph = []
+        if lines:
+            self._add("paragraph", _inline_markdown(_unwrap_soft(lines)))
+
+    def _add(self, kind: str, text: str, level: int = 0) -> None:
+        text = text.strip()
+        if text:
+            self.blocks.append(Block(kind=kind, text=text, level=level))  # type: ignore[arg-type]
+
+
+def _strip_tags(line: str) -> str:
+    return re.sub(r"<[^>]+>", "", line).strip()
+
+
+def _unwrap_soft(lines: list[str]) -> str:
+    """Markdown soft line breaks are spaces; a trailing double space or backslash is a hard break."""
+    out = ""
+    for line in lines:
+        hard = line.endswith(("  ", "\\"))
+        piece = line.strip().rstrip("\\").rstrip()
+        out = _join_two(out, piece) if out and not out.endswith("\n") else out + piece
+        if hard:
+            out += "\n"
+    return out.strip()
+
+
+# --------------------------------------------------------------------------------------------------
+# HTML
+# --------------------------------------------------------------------------------------------------
+
+_DROPPED_TAGS = ("script", "style", "nav", "noscript", "template", "svg", "iframe", "head")
+_HEADING_TAGS = {f"h{n}": n for n in range(1, 7)}
+_INLINE_TAGS = frozenset(
+    [
+        "a",
+        "abbr",
+        "b",
+        "bdi",
+        "bdo",
+        "cite",
+        "code",
+        "data",
+        "dfn",
+        "em",
+        "font",
+        "i",
+        "kbd",
+        "mark",
+        "q",
+        "s",
+        "samp",
+        "small",
+        "span",
+        "strong",
+        "sub",
+        "sup",
+        "time",
+        "u",
+        "var",
+        "wbr",
+        "label",
+        "img",
+        "br",
+        "del",
+        "ins",
+    ]
+)
+
+
+def parse_html(data: bytes) -> tuple[str | None, list[Block]]:
+    """HTML via BeautifulSoup's stdlib parser: headings, paragraphs, lists, code, and tables as Markdown."""
+    from bs4 import BeautifulSoup
+
+    declared = _CHARSET_RE.search(data[:4096])
+    text = decode_text(data, declared=declared.group(1).decode("ascii") if declared else None)
+    soup = BeautifulSoup(text, "html.parser")
+    title_tag = soup.find("title")
+    title = _short_title(title_tag.get_text()) if title_tag else None
+    for tag in soup.find_all(_DROPPED_TAGS):
+        tag.decompose()
+    for br in soup.find_all("br"):
+        br.replace_with("\n")
+    walker = _HtmlBlocks()
+    walker.walk(soup.find("body") or soup)
+    walker.flush()
+    if not title:
+        title = next((b.text for b in walker.blocks if b.kind == "heading" and b.level == 1), None)
+    return _short_title(title), walker.blocks
+
+
+class _HtmlBlocks:
+    """Walks the DOM in document order; loose inline text between blocks becomes a paragraph."""
+
+    def __init__(self) -> None:
+        self.blocks: list[Block] = []
+        self.inline: list[str] = []
+
+    def walk(self, node) -> None:  # type: ignore[no-untyped-def]
+        from bs4 import NavigableString, Tag
+        from bs4.element import PreformattedString
+
+        for child in node.children:
+            if isinstance(child, NavigableString):
+                if not isinstance(child, PreformattedString):  # comments, doctype, CDATA
+                    self.inline.append(str(child))
+                continue
+            if not isinstance(child, Tag):
+                continue
+            name = child.name.lower()
+            if name in _INLINE_TAGS and not child.find(_block_like):
+                self.inline.append(child.get_text())
+                continue
+            self.flush()
+            if name in _HEADING_TAGS:
+                self._add("heading", _collapse_whitespace(child.get_text()), _HEADING_TAGS[name])
+            elif name in ("p", "blockquote", "address"):
+                self._add("paragraph", _collapse_whitespace(child.get_text()))
+            elif name == "pre":
+                self._add("code", child.get_text().strip("\n"))
+            elif name in ("ul", "ol") and child.find("li", recursive=False):
+                self._add("list", _html_list(child, ordered=name == "ol"))
+            elif name == "table":
+                caption = child.find("caption")
+                if caption is not None:
+                    self._add("paragraph", _collapse_whitespace(caption.get_text()))
+                self._add("table", html_table_to_markdown(child))
+            else:
+                self.walk(child)
+                self.flush()
+
+    def flush(self) -> None:
+        text = _collapse_whitespace("".join(self.inline))
+        self.inline = []
+        self._add("paragraph", text)
+
+    def _add(self, kind: str, text: str, level: int = 0) -> None:
+        text = text.strip()
+        if text:
+            self.blocks.append(Block(kind=kind, text=text, level=level))  # type: ignore[arg-type]
+
+
+def _block_like(tag) -> bool:  # type: ignore[no-untyped-def]
+    return tag.name not in _INLINE_TAGS
+
+
+def _html_list(node, *, ordered: bool) -> str:  # type: ignore[no-untyped-def]
+    lines = []
+    for number, item in enumerate(node.find_all("li", recursive=False), start=1):
+        text = _collapse_whitespace(item.get_text(" "))
+        if text:
+            lines.append(f"{number}. {text}" if ordered else f"- {text}")
+    return "\n".join(lines)
+
+
+def html_table_to_markdown(table) -> str:  # type: ignore[no-untyped-def]
+    """Render an HTML table as a Markdown table whose first row is the header (thead/th row or first row)."""
+    rows = [tr for tr in table.find_all("tr") if tr.find_parent("table") is table]
+    cells = [[_table_cell(cell) for cell in tr.find_all(("th", "td"), recursive=False)] for tr in rows]
+    pairs = [(tr, row) for tr, row in zip(rows, cells, strict=True) if any(row)]
+    if not pairs:
+        return ""
+    header_index = 0
+    for index, (tr, _row) in enumerate(pairs):
+        in_head = tr.find_parent("thead") is not None
+        all_th = all(cell.name == "th" for cell in tr.find_all(("th", "td"), recursive=False))
+        if in_head or all_th:
+            header_index = index
+            break
+    ordered = [pairs[header_index][1]] + [row for i, (_tr, row) in enumerate(pairs) if i != header_index]
+    width = max(len(row) for row in ordered)
+    padded = [row + [""] * (width - len(row)) for row in ordered]
+    lines = ["| " + " | ".join(padded[0]) + " |", "|" + "|".join([" --- "] * width) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in padded[1:]]
+    return "\n".join(lines)
+
+
+def _table_cell(cell) -> str:  # type: ignore[no-untyped-def]
+    return _collapse_whitespace(cell.get_text(" ")).replace("|", "\\|")
+
+
+# --------------------------------------------------------------------------------------------------
+# PDF
+# --------------------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _quiet_pypdf() -> Iterator[None]:
+    """pypdf logs a warning for every oddity of a damaged file; the LoaderError is what users need."""
+    logger = logging.getLogger("pypdf")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(level)
+
+
+def parse_pdf(data: bytes) -> tuple[str | None, list[Block]]:
+    """PDF via pypdf: page text regrouped into paragraphs; encrypted, broken or image-only -> LoaderError."""
+    pages, meta_title = _pdf_pages(data)
+    paragraphs: list[str] = []
+    for page_text in pages:
+        lines = page_text.replace("\r", "\n").split("\n")
+        lines = _drop_page_numbers(lines)
+        page_paragraphs = unwrap_lines(lines)
+        if (
+            paragraphs
+            and page_paragraphs
+            and not _TERMINAL_END_RE.search(paragraphs[-1])
+            and (page_paragraphs[0][:1].islower() or _CJK_START_RE.search(page_paragraphs[0]))
+        ):  # a paragraph running over a page break
+            paragraphs[-1] = _join_two(paragraphs[-1], page_paragraphs.pop(0))
+        paragraphs.extend(page_paragraphs)
+    blocks = [Block(kind="paragraph", text=p) for p in paragraphs if p.strip()]
+    if not blocks:
+        raise LoaderError("no extractable text (scanned PDF?)")
+    return _short_title(meta_title), blocks
+
+
+def _pdf_pages(data: bytes) -> tuple[list[str], str | None]:
+    from pypdf import PdfReader
+
+    with _quiet_pypdf():
+        try:
+            reader = PdfReader(io.BytesIO(data), strict=False)
+            if reader.is_encrypted:
+                try:
+                    unlocked = reader.decrypt("")
+                except Exception as exc:
+                    raise LoaderError(f"encrypted PDF (cannot decrypt: {exc})") from None
+                if not unlocked:
+                    raise LoaderError("encrypted PDF (password required)")
+            pages = [_page_text(page) for page in reader.pages]
+            title = _pdf_meta_title(reader)
+        except LoaderError:
+            raise
+        except Exception as exc:
+            raise LoaderError(f"broken PDF: {exc or type(exc).__name__}") from None
+    return pages, title
+
+
+def _page_text(page) -> str:  # type: ignore[no-untyped-def]
+    try:
+        return page.extract_text() or ""
+    except Exception:  # one damaged page should not cost the rest of the document
+        return ""
+
+
+def _pdf_meta_title(reader) -> str | None:  # type: ignore[no-untyped-def]
+    try:
+        title = reader.metadata.title if reader.metadata else None
+    except Exception:
+        return None
+    if not isinstance(title, str):
+        return None
+    title = title.strip()
+    if not title or title.lower() in {"untitled", "title"} or title.lower().endswith((".doc", ".docx")):
+        return None
+    return title
+
+
+def _drop_page_numbers(lines: list[str]) -> list[str]:
+    stripped = [line for line in lines if line.strip()]
+    if stripped and _PAGE_NUMBER_RE.match(stripped[-1]):
+        last = max(i for i, line in enumerate(lines) if line.strip())
+        lines = lines[:last]
+    if stripped and _PAGE_NUMBER_RE.match(stripped[0]):
+        first = min(i for i, line in enumerate(lines) if line.strip())
+        lines = lines[first + 1 :]
+    return lines
+
+
+_PARSERS: dict[str, Callable[[bytes], tuple[str | None, list[Block]]]] = {
+    ".md": parse_markdown,
+    ".markdown": parse_markdown,
+    ".txt": parse_text,
+    ".html": parse_html,
+    ".htm": parse_html,
+    ".pdf": parse_pdf,
+}

@@ -1,0 +1,174 @@
+"""Open the checkpointer that keeps each conversation thread: a SQLite file by default, PostgreSQL by URL.
+
+SQLite suits one process (the CLI, a single server); PostgreSQL lets several serving replicas share
+threads. Both come back as a ready ``BaseCheckpointSaver`` (tables created) inside a context manager that
+closes the connection, so callers never touch driver details.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import psycopg
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from psycopg.rows import dict_row
+
+SQLITE_BUSY_TIMEOUT_S = 30.0
+POSTGRES_CONNECT_TIMEOUT_S = 10
+_SETUP_ATTEMPTS = 3
+
+
+class CheckpointerError(RuntimeError):
+    """The checkpoint store cannot be opened; the message names the store (never its password)."""
+
+
+def redact_url(url: str) -> str:
+    """The URL or key=value DSN with any password replaced by ``***``, for error messages and logs."""
+    if "://" in url:
+        parts = urlsplit(url)
+        shown = url
+        if "@" in parts.netloc:
+            userinfo, host = parts.netloc.rsplit("@", 1)
+            user = userinfo.split(":", 1)[0]
+            netloc = f"{user}:***@{host}" if ":" in userinfo else parts.netloc
+            shown = url.replace(parts.netloc, netloc, 1)
+        return re.sub(r"(?i)([?&]password=)[^&#]*", r"\1***", shown)
+    return re.sub(r"(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", url)
+
+
+def _connect_sqlite(path: Path) -> sqlite3.Connection:
+    """A connection shared across threads (the saver locks itself), in WAL mode so readers never block."""
+    target = str(path)
+    if target != ":memory:":
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CheckpointerError(f"cannot create the folder for checkpoints {path}: {exc}") from exc
+        if path.is_dir():
+            raise CheckpointerError(f"checkpoint database {path} is a directory, expected a file")
+    try:
+        conn = sqlite3.connect(target, check_same_thread=False, timeout=SQLITE_BUSY_TIMEOUT_S)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+    except sqlite3.Error as exc:
+        raise CheckpointerError(f"cannot open checkpoint database {path}: {exc}") from exc
+    return conn
+
+
+def _sqlite_saver(conn: sqlite3.Connection, path: Path) -> SqliteSaver:
+    saver = SqliteSaver(conn)
+    try:
+        saver.setup()
+    except sqlite3.DatabaseError as exc:
+        raise CheckpointerError(f"{path} is not a usable checkpoint database: {exc}") from exc
+    return saver
+
+
+def _connect_postgres(url: str) -> psycopg.Connection:
+    """A connection configured the way PostgresSaver requires (autocommit, dict rows, no prepares)."""
+    try:
+        return psycopg.Connection.connect(
+            url,
+            autocommit=True,
+            prepare_threshold=0,
+            row_factory=dict_row,
+            connect_timeout=POSTGRES_CONNECT_TIMEOUT_S,
+        )
+    except psycopg.Error as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CheckpointerError(
+            f"cannot connect to the PostgreSQL checkpoint store at {redact_url(url)}: {reason}"
+        ) from exc
+
+
+def _is_setup_race(exc: psycopg.Error) -> bool:
+    """Two replicas creating the tables at once collide on a unique key; the loser simply retries."""
+    return isinstance(exc, psycopg.errors.UniqueViolation | psycopg.errors.DuplicateTable)
+
+
+def _setup_postgres(saver: PostgresSaver, url: str) -> None:
+    for attempt in range(_SETUP_ATTEMPTS):
+        try:
+            saver.setup()
+            return
+        except psycopg.Error as exc:
+            if _is_setup_race(exc) and attempt + 1 < _SETUP_ATTEMPTS:
+                continue
+            raise CheckpointerError(
+                f"cannot create checkpoint tables at {redact_url(url)}: {exc}".strip()
+            ) from exc
+
+
+@contextmanager
+def open_checkpointer(*, sqlite_path: Path, postgres_url: str | None = None) -> Iterator[BaseCheckpointSaver]:
+    """Yield a set-up checkpointer: PostgreSQL when ``postgres_url`` is given, else the SQLite file."""
+    if postgres_url:
+        with _connect_postgres(postgres_url) as conn:
+            saver = PostgresSaver(conn)
+            _setup_postgres(saver, postgres_url)
+            yield saver
+        return
+    path = Path(sqlite_path)
+    conn = _connect_sqlite(path)
+    try:
+        yield _sqlite_saver(conn, path)
+    finally:
+        conn.close()
+
+
+@asynccontextmanager
+async def open_async_checkpointer(
+    *, sqlite_path: Path, postgres_url: str | None = None
+) -> AsyncIterator[BaseCheckpointSaver]:
+    """The async twin of :func:`open_checkpointer`, for ``graph.ainvoke``/``astream`` in async servers."""
+    if postgres_url:
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+        try:
+            aconn = await psycopg.AsyncConnection.connect(
+                postgres_url,
+                autocommit=True,
+                prepare_threshold=0,
+                row_factory=dict_row,
+                connect_timeout=POSTGRES_CONNECT_TIMEOUT_S,
+            )
+        except psycopg.Error as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise CheckpointerError(
+                f"cannot connect to the PostgreSQL checkpoint store at {redact_url(postgres_url)}: {reason}"
+            ) from exc
+        async with aconn:
+            asaver = AsyncPostgresSaver(aconn)
+            try:
+                await asaver.setup()
+            except psycopg.Error as exc:
+                raise CheckpointerError(
+                    f"cannot create checkpoint tables at {redact_url(postgres_url)}: {exc}"
+                ) from exc
+            yield asaver
+        return
+
+    import aiosqlite
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    path = Path(sqlite_path)
+    # Create the folder and switch the file to WAL once with the sync driver (WAL mode persists).
+    _connect_sqlite(path).close()
+    try:
+        conn = await aiosqlite.connect(str(path), timeout=SQLITE_BUSY_TIMEOUT_S)
+    except sqlite3.Error as exc:
+        raise CheckpointerError(f"cannot open checkpoint database {path}: {exc}") from exc
+    async with conn:
+        saver = AsyncSqliteSaver(conn)
+        try:
+            await saver.setup()
+        except sqlite3.DatabaseError as exc:
+            raise CheckpointerError(f"{path} is not a usable checkpoint database: {exc}") from exc
+        yield saver

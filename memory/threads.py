@@ -1,0 +1,419 @@
+"""Manage conversation threads kept by a checkpointer: list, show, delete, prune by age, cap history.
+
+Reads go through the saver's public API (``list``, ``get_tuple``, ``delete_thread``) so they work on every
+backend. Counting and capping need SQL the savers do not offer, written here for the SQLite and
+PostgreSQL schemas of langgraph-checkpoint-sqlite 3.x and langgraph-checkpoint-postgres 3.x.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+from langchain_core.messages import BaseMessage, HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from psycopg.rows import dict_row
+from pydantic import BaseModel, ConfigDict
+
+from memory.history import Role, history_turns, message_text
+
+TITLE_CHARS = 80
+ROOT_NS = ""
+# Metadata keys LangGraph writes on threads that use a DeltaChannel, whose latest value is rebuilt from
+# older checkpoints: capping such a thread would lose state, so we refuse.
+_DELTA_METADATA_KEYS = ("counters_since_delta_snapshot", "delta_writes_versioned")
+
+
+class ThreadNotFoundError(LookupError):
+    """No checkpoint exists for the thread id."""
+
+
+class ThreadInfo(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    thread_id: str
+    n_checkpoints: int
+    updated_at: datetime | None
+    title: str
+
+
+class ThreadDetail(ThreadInfo):
+    turns: list[tuple[Role, str]]
+
+
+def parse_duration(text: str) -> timedelta:
+    """``"30d"``, ``"12h"``, ``"45m"`` (also ``s`` and ``w``) as a positive timedelta."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", text or "")
+    if not match:
+        raise ValueError(
+            f"invalid duration {text!r}: use a number followed by s, m, h, d or w (e.g. 30d, 12h, 45m)"
+        )
+    amount = float(match.group(1))
+    if amount <= 0:
+        raise ValueError(f"invalid duration {text!r}: it must be greater than zero")
+    unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[match.group(2)]
+    return timedelta(**{unit: amount})
+
+
+# --- reading threads through the public API ------------------------------------------------------------
+
+
+def _root_config(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ROOT_NS}}
+
+
+def _timestamp(head: CheckpointTuple) -> datetime | None:
+    raw = head.checkpoint.get("ts")
+    if not isinstance(raw, str):
+        return None
+    try:
+        stamp = datetime.fromisoformat(raw)
+    except ValueError:
+        return None
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+
+
+def _messages(head: CheckpointTuple) -> list[BaseMessage]:
+    values = head.checkpoint.get("channel_values") or {}
+    return [m for m in values.get("messages") or [] if isinstance(m, BaseMessage)]
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= TITLE_CHARS else flat[: TITLE_CHARS - 1] + "…"
+
+
+def _title(head: CheckpointTuple) -> str:
+    for message in _messages(head):
+        if isinstance(message, HumanMessage) and message_text(message).strip():
+            return _one_line(message_text(message))
+    question = (head.checkpoint.get("channel_values") or {}).get("question")
+    return _one_line(question) if isinstance(question, str) else ""
+
+
+def _thread_counts(saver: BaseCheckpointSaver) -> dict[str, int]:
+    """Root-graph checkpoints per thread; SQL where we know the schema, else one pass over ``list``."""
+    backend = _backend(saver)
+    if backend is not None:
+        return backend.thread_counts()
+    counts: Counter[str] = Counter()
+    for item in saver.list(None):
+        configurable = item.config["configurable"]
+        if configurable.get("checkpoint_ns", ROOT_NS) == ROOT_NS:
+            counts[str(configurable["thread_id"])] += 1
+    return dict(counts)
+
+
+def _info(thread_id: str, count: int, head: CheckpointTuple) -> ThreadInfo:
+    return ThreadInfo(thread_id=thread_id, n_checkpoints=count, updated_at=_timestamp(head), title=_title(head))
+
+
+def _heads(saver: BaseCheckpointSaver) -> Iterator[tuple[str, int, CheckpointTuple]]:
+    for thread_id, count in _thread_counts(saver).items():
+        head = saver.get_tuple(_root_config(thread_id))
+        if head is not None:
+            yield thread_id, count, head
+
+
+def list_threads(saver: BaseCheckpointSaver) -> list[ThreadInfo]:
+    """Every thread, most recently updated first."""
+    infos = [_info(thread_id, count, head) for thread_id, count, head in _heads(saver)]
+    oldest = datetime.min.replace(tzinfo=UTC)
+    return sorted(infos, key=lambda i: (i.updated_at or oldest, i.thread_id), reverse=True)
+
+
+def show_thread(saver: BaseCheckpointSaver, thread_id: str) -> ThreadDetail:
+    """The thread's conversation as (role, text) turns, read from its latest checkpoint."""
+    head = saver.get_tuple(_root_config(thread_id))
+    if head is None:
+        raise ThreadNotFoundError(f"no conversation thread {thread_id!r}")
+    count = _thread_counts(saver).get(thread_id, 1)
+    messages = _messages(head)
+    turns = history_turns(messages, max_turns=len(messages))
+    if not turns:
+        values = head.checkpoint.get("channel_values") or {}
+        for role, key in (("user", "question"), ("assistant", "answer")):
+            if isinstance(values.get(key), str) and values[key].strip():
+                turns.append((role, values[key].strip()))
+    info = _info(thread_id, count, head)
+    return ThreadDetail(**info.model_dump(), turns=turns)
+
+
+def delete_thread(saver: BaseCheckpointSaver, thread_id: str) -> bool:
+    """Delete every checkpoint, write and blob of the thread; False when there was nothing to delete."""
+    existed = next(iter(saver.list({"configurable": {"thread_id": thread_id}}, limit=1)), None) is not None
+    saver.delete_thread(thread_id)
+    return existed
+
+
+def prune_threads(
+    saver: BaseCheckpointSaver, older_than: timedelta, *, now: datetime | None = None
+) -> list[str]:
+    """Delete threads whose latest checkpoint is older than ``older_than``; return their ids."""
+    if older_than <= timedelta(0):
+        raise ValueError(f"older_than must be positive, got {older_than}")
+    cutoff = (now or datetime.now(UTC)) - older_than
+    doomed = [
+        thread_id
+        for thread_id, _, head in _heads(saver)
+        if (stamp := _timestamp(head)) is not None and stamp < cutoff
+    ]
+    for thread_id in doomed:
+        saver.delete_thread(thread_id)
+    return sorted(doomed)
+
+
+def cap_checkpoints(saver: BaseCheckpointSaver, thread_id: str, keep: int) -> int:
+    """Delete the thread's checkpoints beyond the latest ``keep`` (with their writes and unused blobs).
+
+    The latest ``keep`` checkpoints stay intact, so the thread resumes and can time-travel within them;
+    the oldest kept one loses its parent link. Subgraph calls started from a deleted checkpoint go with
+    it. Returns the number of checkpoints deleted.
+    """
+    if keep < 1:
+        raise ValueError(f"keep must be at least 1, got {keep}")
+    backend = _backend(saver)
+    if backend is None:
+        raise TypeError(
+            f"cap_checkpoints supports SqliteSaver and PostgresSaver, not {type(saver).__name__}"
+        )
+    return backend.cap(thread_id, keep)
+
+
+# --- backend SQL --------------------------------------------------------------------------------------
+
+
+def _call_root(namespace: str, metadata: dict[str, Any]) -> str | None:
+    """The root checkpoint a subgraph call (namespace ``node:task_id``) started from, if recorded."""
+    if ":" not in namespace:
+        return None  # a checkpointer=True subgraph keeps its own history across calls
+    parents = metadata.get("parents") or {}
+    root = parents.get(ROOT_NS)
+    return root if isinstance(root, str) else None
+
+
+def _delta_error(thread_id: str) -> ValueError:
+    return ValueError(
+        f"thread {thread_id!r} uses a DeltaChannel, whose state is rebuilt from older checkpoints; "
+        "it cannot be capped (delete it instead)"
+    )
+
+
+class _SqliteBackend:
+    """SQLite saver tables: ``checkpoints`` (channel values inline) and ``writes``."""
+
+    def __init__(self, saver: SqliteSaver) -> None:
+        self.saver = saver
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Cursor]:
+        """One write transaction under the saver's lock; BEGIN IMMEDIATE keeps other processes out."""
+        self.saver.setup()
+        conn = self.saver.conn
+        with self.saver.lock:
+            if conn.in_transaction:
+                conn.commit()
+            cur = conn.cursor()
+            try:
+                cur.execute("BEGIN IMMEDIATE")
+                yield cur
+                conn.commit()
+            except BaseException:
+                conn.rollback()
+                raise
+            finally:
+                cur.close()
+
+    def thread_counts(self) -> dict[str, int]:
+        with self.saver.cursor(transaction=False) as cur:
+            cur.execute(
+                "SELECT thread_id, COUNT(*) FROM checkpoints WHERE checkpoint_ns = ? GROUP BY thread_id",
+                (ROOT_NS,),
+            )
+            return {str(t): int(n) for t, n in cur.fetchall()}
+
+    def cap(self, thread_id: str, keep: int) -> int:
+        with self._transaction() as cur:
+            cur.execute(
+                "SELECT 1 FROM checkpoints WHERE thread_id = ? AND ("
+                + " OR ".join(
+                    f"json_extract(CAST(metadata AS TEXT), '$.{k}') IS NOT NULL" for k in _DELTA_METADATA_KEYS
+                )
+                + ") LIMIT 1",
+                (thread_id,),
+            )
+            if cur.fetchone():
+                raise _delta_error(thread_id)
+            cur.execute("SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ?", (thread_id,))
+            namespaces = sorted(ns for (ns,) in cur.fetchall())
+            deleted, root_cutoff = self._cap_namespace(cur, thread_id, ROOT_NS, keep)
+            for ns in namespaces:
+                if ns == ROOT_NS:
+                    continue
+                cur.execute(
+                    "SELECT metadata FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+                    "ORDER BY checkpoint_id DESC LIMIT 1",
+                    (thread_id, ns),
+                )
+                (raw,) = cur.fetchone()
+                root = _call_root(ns, json.loads(raw) if raw else {})
+                if root is not None and root_cutoff is not None and root < root_cutoff:
+                    cur.execute(
+                        "SELECT COUNT(*) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?",
+                        (thread_id, ns),
+                    )
+                    deleted += int(cur.fetchone()[0])
+                    for table in ("writes", "checkpoints"):
+                        cur.execute(f"DELETE FROM {table} WHERE thread_id = ? AND checkpoint_ns = ?", (thread_id, ns))
+                else:
+                    deleted += self._cap_namespace(cur, thread_id, ns, keep)[0]
+            return deleted
+
+    @staticmethod
+    def _cap_namespace(cur: sqlite3.Cursor, thread_id: str, ns: str, keep: int) -> tuple[int, str | None]:
+        """Delete checkpoints older than the ``keep`` newest; return (count, oldest kept id) or (0, None)."""
+        cur.execute(
+            "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+            "ORDER BY checkpoint_id DESC",
+            (thread_id, ns),
+        )
+        ids = [cid for (cid,) in cur.fetchall()]
+        if len(ids) <= keep:
+            return 0, None
+        cutoff = ids[keep - 1]
+        where = "thread_id = ? AND checkpoint_ns = ?"
+        cur.execute(f"DELETE FROM writes WHERE {where} AND checkpoint_id < ?", (thread_id, ns, cutoff))
+        cur.execute(f"DELETE FROM checkpoints WHERE {where} AND checkpoint_id < ?", (thread_id, ns, cutoff))
+        cur.execute(
+            f"UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE {where} AND parent_checkpoint_id < ?",
+            (thread_id, ns, cutoff),
+        )
+        return len(ids) - keep, cutoff
+
+
+class _PostgresBackend:
+    """PostgreSQL saver tables: ``checkpoints`` (JSONB), ``checkpoint_blobs`` (one row per channel
+    version, shared by every checkpoint that did not change the channel) and ``checkpoint_writes``."""
+
+    def __init__(self, saver: PostgresSaver) -> None:
+        self.saver = saver
+
+    @contextmanager
+    def _cursor(self) -> Iterator[psycopg.Cursor[dict[str, Any]]]:
+        conn = self.saver.conn
+        if isinstance(conn, psycopg.Connection):
+            with self.saver.lock:
+                if self.saver.pipe is not None:
+                    self.saver.pipe.sync()
+                with conn.cursor(row_factory=dict_row) as cur:
+                    yield cur
+        else:
+            with conn.connection() as pooled, pooled.cursor(row_factory=dict_row) as cur:
+                yield cur
+
+    def thread_counts(self) -> dict[str, int]:
+        with self._cursor() as cur:
+            cur.execute(
+                "SELECT thread_id, COUNT(*) AS n FROM checkpoints WHERE checkpoint_ns = %s GROUP BY thread_id",
+                (ROOT_NS,),
+            )
+            return {str(r["thread_id"]): int(r["n"]) for r in cur.fetchall()}
+
+    def cap(self, thread_id: str, keep: int) -> int:
+        with self._cursor() as cur, cur.connection.transaction():
+            # One snapshot for every statement: a run appending meanwhile is neither seen nor deleted.
+            cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            cur.execute(
+                "SELECT 1 FROM checkpoints WHERE thread_id = %s AND "
+                "(metadata ? %s OR metadata ? %s) LIMIT 1",
+                (thread_id, *_DELTA_METADATA_KEYS),
+            )
+            if cur.fetchone():
+                raise _delta_error(thread_id)
+            cur.execute(
+                "SELECT DISTINCT ON (checkpoint_ns) checkpoint_ns, metadata FROM checkpoints "
+                "WHERE thread_id = %s ORDER BY checkpoint_ns, checkpoint_id DESC",
+                (thread_id,),
+            )
+            heads = {r["checkpoint_ns"]: r["metadata"] or {} for r in cur.fetchall()}
+            deleted, root_cutoff = self._cap_namespace(cur, thread_id, ROOT_NS, keep)
+            for ns, metadata in sorted(heads.items()):
+                if ns == ROOT_NS:
+                    continue
+                root = _call_root(ns, metadata)
+                if root is not None and root_cutoff is not None and root < root_cutoff:
+                    cur.execute(
+                        "DELETE FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s",
+                        (thread_id, ns),
+                    )
+                    deleted += cur.rowcount
+                    for table in ("checkpoint_writes", "checkpoint_blobs"):
+                        cur.execute(
+                            f"DELETE FROM {table} WHERE thread_id = %s AND checkpoint_ns = %s", (thread_id, ns)
+                        )
+                else:
+                    deleted += self._cap_namespace(cur, thread_id, ns, keep)[0]
+            return deleted
+
+    @staticmethod
+    def _cap_namespace(
+        cur: psycopg.Cursor[dict[str, Any]], thread_id: str, ns: str, keep: int
+    ) -> tuple[int, str | None]:
+        cur.execute(
+            "SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s "
+            "ORDER BY checkpoint_id DESC",
+            (thread_id, ns),
+        )
+        ids = [r["checkpoint_id"] for r in cur.fetchall()]
+        if len(ids) <= keep:
+            return 0, None
+        doomed = ids[keep:]
+        where = "thread_id = %s AND checkpoint_ns = %s"
+        cur.execute(
+            f"DELETE FROM checkpoint_writes WHERE {where} AND checkpoint_id = ANY(%s)", (thread_id, ns, doomed)
+        )
+        cur.execute(
+            f"DELETE FROM checkpoints WHERE {where} AND checkpoint_id = ANY(%s) "
+            "RETURNING checkpoint -> 'channel_versions' AS versions",
+            (thread_id, ns, doomed),
+        )
+        freed = {(ch, str(v)) for r in cur.fetchall() for ch, v in (r["versions"] or {}).items()}
+        cur.execute(
+            f"UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE {where} AND parent_checkpoint_id = ANY(%s)",
+            (thread_id, ns, doomed),
+        )
+        # A blob is shared by every checkpoint between two changes of its channel: delete only the
+        # versions that no kept checkpoint still points at.
+        cur.execute(
+            "SELECT DISTINCT v.key AS channel, v.value AS version FROM checkpoints c "
+            "CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') AS v "
+            "WHERE c.thread_id = %s AND c.checkpoint_ns = %s",
+            (thread_id, ns),
+        )
+        referenced = {(r["channel"], r["version"]) for r in cur.fetchall()}
+        garbage: dict[str, list[str]] = {}
+        for channel, version in freed - referenced:
+            garbage.setdefault(channel, []).append(version)
+        for channel, versions in garbage.items():
+            cur.execute(
+                f"DELETE FROM checkpoint_blobs WHERE {where} AND channel = %s AND version = ANY(%s)",
+                (thread_id, ns, channel, versions),
+            )
+        return len(doomed), ids[keep - 1]
+
+
+def _backend(saver: BaseCheckpointSaver) -> _SqliteBackend | _PostgresBackend | None:
+    if isinstance(saver, SqliteSaver):
+        return _SqliteBackend(saver)
+    if isinstance(saver, PostgresSaver):
+        return _PostgresBackend(saver)
+    return None

@@ -1,0 +1,123 @@
+"""A small on-disk cache of passage embeddings, keyed by (model name, sha1 of the text).
+
+The e5 reranker embeds ~10 passages/s on 2 cores; the same passages come back as candidates again and
+again, so each one should be embedded once ever. SQLite gives atomic writes, concurrent readers (WAL)
+and a single file that can sit next to the index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from providers.embeddings import Embedder
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS embeddings (
+    model TEXT NOT NULL,
+    key   TEXT NOT NULL,
+    dim   INTEGER NOT NULL,
+    vec   BLOB NOT NULL,
+    PRIMARY KEY (model, key)
+) WITHOUT ROWID
+"""
+_MAX_VARS = 500  # stay well below SQLite's bound-parameter limit
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+class EmbeddingCache:
+    """Vectors by (model, sha1(text)); ``path=None`` keeps them in memory for this process only."""
+
+    def __init__(self, path: Path | str | None = None) -> None:
+        self.path = Path(path) if path is not None else None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        target = str(self.path) if self.path is not None else ":memory:"
+        try:
+            self._conn = sqlite3.connect(target, check_same_thread=False, timeout=30.0)
+            if self.path is not None:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute(_SCHEMA)
+            self._conn.commit()
+        except sqlite3.Error as exc:
+            raise RuntimeError(f"cannot open embedding cache {target}: {exc}") from None
+        self._lock = threading.Lock()
+
+    def get_many(self, model: str, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """Cached vectors for the texts that have one, by text key."""
+        keys = list(dict.fromkeys(text_key(t) for t in texts))
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for start in range(0, len(keys), _MAX_VARS):
+                part = keys[start : start + _MAX_VARS]
+                marks = ",".join("?" * len(part))
+                rows = self._conn.execute(
+                    f"SELECT key, dim, vec FROM embeddings WHERE model = ? AND key IN ({marks})",
+                    [model, *part],
+                ).fetchall()
+                for key, dim, blob in rows:
+                    found[key] = np.frombuffer(blob, dtype=np.float32, count=dim).copy()
+        return found
+
+    def put_many(self, model: str, texts: Sequence[str], vectors: np.ndarray) -> None:
+        if len(texts) != len(vectors):
+            raise ValueError(f"{len(texts)} texts but {len(vectors)} vectors")
+        rows = [
+            (model, text_key(t), int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes())
+            for t, v in zip(texts, vectors, strict=True)
+        ]
+        with self._lock:
+            self._conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
+            self._conn.commit()
+
+    def count(self, model: str | None = None) -> int:
+        with self._lock:
+            if model is None:
+                return int(self._conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+            query = "SELECT COUNT(*) FROM embeddings WHERE model = ?"
+            return int(self._conn.execute(query, (model,)).fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+class CachedEmbedder:
+    """Wrap an embedder so documents already seen are read from the cache, never re-embedded.
+
+    Queries are not cached: they are rarely repeated and cost one model call.
+    """
+
+    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.name = inner.name
+        self.misses = 0  # passages actually embedded by this wrapper, for tests and benchmarks
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        cached = self.cache.get_many(self.name, texts)
+        todo = list(dict.fromkeys(t for t in texts if text_key(t) not in cached))
+        if todo:
+            fresh = self.inner.embed_documents(todo)
+            self.cache.put_many(self.name, todo, fresh)
+            cached.update(zip((text_key(t) for t in todo), fresh, strict=True))
+            self.misses += len(todo)
+        return np.vstack([cached[text_key(t)] for t in texts]).astype(np.float32, copy=False)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.inner.embed_query(text)

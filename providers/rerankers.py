@@ -1,0 +1,259 @@
+"""Second-stage rerankers: reorder a first stage's candidates with a costlier relevance signal.
+
+No cross-encoder weights ship in any PyPI package, so the offline options are an embedding rescorer
+(multilingual-e5-small scoring query against passage, its passage vectors cached on disk so each passage
+is embedded once ever) and a cheap lexical feature scorer. Any local cross-encoder folder (bge-reranker,
+ms-marco-MiniLM, ...) runs through ``sentence_transformers.CrossEncoder``. docs/embeddings.md has the
+measurements behind the defaults.
+
+Every reranker returns new ``ScoredChunk`` objects sorted by the rerank score: ``.score`` and
+``.scores["rerank"]`` hold it, ``.ranks["rerank"]`` the new 1-based position, and the first stage's
+ranks and scores stay as they were.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from providers.embedding_cache import CachedEmbedder, EmbeddingCache
+from providers.embeddings import E5SmallEmbedder, Embedder
+from retrievers.tokenize import identifiers_in, tokenize
+from retrievers.types import Chunk, ScoredChunk
+
+RERANKER_CHOICES = ("none", "lexical", "e5", "cross-encoder:<local model folder>")
+CACHE_FILE = "embedding_cache.sqlite"
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    name: str
+
+    def rerank(self, query: str, chunks: list[ScoredChunk], top_k: int | None = None) -> list[ScoredChunk]:
+        """New objects sorted by rerank score (desc), cut to ``top_k`` when given."""
+        ...
+
+
+def passage_text(chunk: Chunk) -> str:
+    """What a reranker reads: the title (when the text does not already start with it) and the text."""
+    title = chunk.title.strip()
+    if title and not chunk.text.lstrip().startswith(title):
+        return f"{title}\n{chunk.text}"
+    return chunk.text
+
+
+def minmax(values: Sequence[float]) -> np.ndarray:
+    """Scale to [0, 1] within one candidate list; a constant list maps to all 0.5."""
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.size == 0:
+        return arr
+    low, high = float(arr.min()), float(arr.max())
+    if not math.isfinite(low) or not math.isfinite(high) or high - low < 1e-12:
+        return np.full(arr.shape, 0.5)
+    return (arr - low) / (high - low)
+
+
+def apply_scores(
+    chunks: Sequence[ScoredChunk],
+    scores: Sequence[float],
+    top_k: int | None,
+    extra: dict[str, Sequence[float]] | None = None,
+) -> list[ScoredChunk]:
+    """Sort by ``scores`` (ties keep the first stage's order) and return updated copies."""
+    if top_k is not None and top_k < 0:
+        raise ValueError(f"top_k must be >= 0 (got {top_k})")
+    order = sorted(range(len(chunks)), key=lambda i: -float(scores[i]))
+    if top_k is not None:
+        order = order[:top_k]
+    out: list[ScoredChunk] = []
+    for position, i in enumerate(order, start=1):
+        item = chunks[i]
+        new_scores = {**item.scores, "rerank": float(scores[i])}
+        for key, values in (extra or {}).items():
+            new_scores[key] = float(values[i])
+        out.append(
+            item.model_copy(
+                update={
+                    "score": float(scores[i]),
+                    "scores": new_scores,
+                    "ranks": {**item.ranks, "rerank": position},
+                }
+            )
+        )
+    return out
+
+
+# --- embedding rescoring (e5) --------------------------------------------------------------------
+
+
+class EmbeddingReranker:
+    """Cosine of a stronger embedder's query and passage vectors, optionally blended with the first stage.
+
+    ``blend`` in [0, 1] is the weight of the first stage's (min-max scaled) score against the (min-max
+    scaled) cosine; with ``blend=0`` the score is the plain cosine, comparable across queries. The raw
+    cosine is always kept in ``scores["<name>_cosine"]``.
+    """
+
+    def __init__(self, embedder: Embedder, cache: EmbeddingCache | None = None, blend: float = 0.0) -> None:
+        if not 0.0 <= blend <= 1.0:
+            raise ValueError(f"blend must be within [0, 1] (got {blend})")
+        self.embedder = CachedEmbedder(embedder, cache or EmbeddingCache(None))
+        self.blend = blend
+        self.name = "e5" if embedder.name == E5SmallEmbedder.name else f"embed:{embedder.name}"
+
+    def rerank(self, query: str, chunks: list[ScoredChunk], top_k: int | None = None) -> list[ScoredChunk]:
+        if not chunks:
+            return []
+        passages = self.embedder.embed_documents([passage_text(c.chunk) for c in chunks])
+        cosine = passages @ self.embedder.embed_query(query)
+        if self.blend > 0:
+            scores = (1 - self.blend) * minmax(cosine) + self.blend * minmax([c.score for c in chunks])
+        else:
+            scores = cosine
+        key = "e5_cosine" if self.name == "e5" else "embed_cosine"
+        return apply_scores(chunks, scores, top_k, {key: cosine})
+
+
+# --- lexical features ----------------------------------------------------------------------------
+
+
+class LexicalReranker:
+    """Query-term coverage (idf within the candidate list), proximity, exact identifiers, title match.
+
+    Cheap (a few ms for 30 candidates) and model-free; blended with the first stage score because
+    lexical evidence alone throws away what a dense first stage knows.
+    """
+
+    name = "lexical"
+    weights = {"coverage": 0.5, "proximity": 0.2, "identifiers": 0.15, "title": 0.15}
+
+    def __init__(self, blend: float = 0.5) -> None:
+        if not 0.0 <= blend <= 1.0:
+            raise ValueError(f"blend must be within [0, 1] (got {blend})")
+        self.blend = blend
+
+    def features(self, query: str, chunks: Sequence[ScoredChunk]) -> list[dict[str, float]]:
+        terms = list(dict.fromkeys(tokenize(query)))
+        docs = [tokenize(c.chunk.text) for c in chunks]
+        titles = [set(tokenize(c.chunk.title)) if c.chunk.title else set() for c in chunks]
+        sets = [set(d) | t for d, t in zip(docs, titles, strict=True)]
+        n = len(chunks)
+        idf = {t: math.log(1 + (n + 1) / (0.5 + sum(t in s for s in sets))) for t in terms}
+        total = sum(idf.values()) or 1.0
+        idents = [i.lower() for i in identifiers_in(query)]
+        out = []
+        for chunk, doc, title, present in zip(chunks, docs, titles, sets, strict=True):
+            matched = [t for t in terms if t in present]
+            text = f"{chunk.chunk.title}\n{chunk.chunk.text}".lower()
+            out.append(
+                {
+                    "coverage": sum(idf[t] for t in matched) / total,
+                    "proximity": _proximity(doc, {t for t in matched if t in doc}),
+                    "identifiers": (sum(i in text for i in idents) / len(idents)) if idents else 0.0,
+                    "title": (sum(idf[t] for t in terms if t in title) / total) if title else 0.0,
+                }
+            )
+        return out
+
+    def rerank(self, query: str, chunks: list[ScoredChunk], top_k: int | None = None) -> list[ScoredChunk]:
+        if not chunks:
+            return []
+        feats = self.features(query, chunks)
+        lexical = np.array([sum(self.weights[k] * f[k] for k in self.weights) for f in feats])
+        scores = (1 - self.blend) * lexical + self.blend * minmax([c.score for c in chunks])
+        return apply_scores(chunks, scores, top_k, {"lexical": lexical})
+
+
+def _proximity(doc: list[str], wanted: set[str]) -> float:
+    """len(wanted) / length of the shortest token window holding every wanted term (1.0 = adjacent)."""
+    if len(wanted) < 2:
+        return 1.0 if wanted else 0.0
+    counts: dict[str, int] = {}
+    best = len(doc) + 1
+    have = left = 0
+    for right, token in enumerate(doc):
+        if token in wanted:
+            counts[token] = counts.get(token, 0) + 1
+            have += counts[token] == 1
+        while have == len(wanted):
+            best = min(best, right - left + 1)
+            gone = doc[left]
+            if gone in wanted:
+                counts[gone] -= 1
+                have -= counts[gone] == 0
+            left += 1
+    return len(wanted) / best if best <= len(doc) else 0.0
+
+
+# --- local cross-encoder folder ------------------------------------------------------------------
+
+
+@lru_cache(maxsize=4)
+def _cross_encoder(folder: str) -> Any:
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+    return CrossEncoder(folder, device="cpu", local_files_only=True)
+
+
+class CrossEncoderReranker:
+    """A sentence-transformers CrossEncoder from a local folder; scores are the model's probabilities."""
+
+    def __init__(self, folder: Path, batch_size: int = 16) -> None:
+        self.folder = folder
+        self.batch_size = batch_size
+        self.name = f"cross-encoder:{folder}"
+
+    def rerank(self, query: str, chunks: list[ScoredChunk], top_k: int | None = None) -> list[ScoredChunk]:
+        if not chunks:
+            return []
+        model = _cross_encoder(str(self.folder))
+        pairs = [(query, passage_text(c.chunk)) for c in chunks]
+        raw = np.asarray(model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False))
+        if raw.ndim == 2:  # several labels: the last one is "relevant" by convention
+            raw = raw[:, -1]
+        return apply_scores(chunks, raw.astype(np.float64), top_k)
+
+
+# --- factory -------------------------------------------------------------------------------------
+
+
+def make_reranker(
+    spec: str,
+    *,
+    embedder: Embedder | None = None,
+    cache_dir: Path | None = None,
+    blend: float | None = None,
+) -> Reranker | None:
+    """Build the reranker named by ``spec`` (see ``RERANKER_CHOICES``); "none" gives None.
+
+    ``embedder`` is the model that rescores for "e5" (multilingual-e5-small when None). ``cache_dir``
+    holds the passage-embedding cache file; without it the cache lives in memory for this process.
+    ``blend`` overrides the first-stage weight of the "e5" and "lexical" rerankers.
+    """
+    spec = (spec or "").strip()
+    if spec in ("none", ""):
+        return None
+    if spec == "lexical":
+        return LexicalReranker() if blend is None else LexicalReranker(blend=blend)
+    if spec == "e5":
+        cache = EmbeddingCache(Path(cache_dir) / CACHE_FILE if cache_dir is not None else None)
+        return EmbeddingReranker(embedder or E5SmallEmbedder(), cache, blend=blend or 0.0)
+    if spec.startswith("cross-encoder:"):
+        raw = spec.split(":", 1)[1].strip()
+        if not raw:
+            raise ValueError("cross-encoder needs a local model folder: 'cross-encoder:/path/to/model'")
+        folder = Path(raw).expanduser()
+        if not folder.is_dir():
+            raise FileNotFoundError(
+                f"cross-encoder: model folder {str(folder)!r} does not exist (model hubs are not "
+                "reachable, so the model must be a local folder)"
+            )
+        return CrossEncoderReranker(folder.resolve())
+    raise ValueError(f"unknown reranker {spec!r}; choose one of: {', '.join(RERANKER_CHOICES)}")
