@@ -50,26 +50,29 @@ def labelled_report(rows: list[dict], show_errors: bool) -> dict[str, dict[str, 
     errors: list[str] = []
     for row in rows:
         analysis = analyze_question(row["question"]).model_dump()
-        for scope in ("all", row["language"]):
+        scopes = ("all", row["language"], row.get("split", "dev"))
+        for scope in scopes:
             hits[scope]["language"].append(analysis["language"] == row["language"])
         for field in FIELDS:
             ok = analysis[field] == row[field]
-            for scope in ("all", row["language"]):
+            for scope in scopes:
                 hits[scope][field].append(ok)
             if not ok:
                 confusion[field][(row[field], analysis[field])] += 1
-                errors.append(f"  {field}: gold={row[field]} got={analysis[field]}  {row['question']}")
+                errors.append(
+                    f"  [{row.get('split', 'dev')}] {field}: gold={row[field]} got={analysis[field]}  {row['question']}"
+                )
         if "expected_sub_queries" in row or analysis["sub_queries"]:
             gold = row.get("expected_sub_queries", 0)
-            for scope in ("all", row["language"]):
+            for scope in scopes:
                 hits[scope]["sub_query_count"].append(len(analysis["sub_queries"]) == gold)
     table: dict[str, dict[str, float]] = {}
-    print(f"Labelled questions: {len(rows)}")
+    print(f"Labelled questions: {len(rows)} (dev: rules were written with these in view; heldout: written after)")
     header = f"{'scope':<6} {'n':>4} " + " ".join(
         f"{f:>20}" for f in ("language", *FIELDS, "sub_query_count")
     )
     print(header)
-    for scope in ("all", "en", "zh"):
+    for scope in ("all", "en", "zh", "dev", "heldout"):
         if scope not in hits:
             continue
         table[scope] = {f: mean(v) for f, v in hits[scope].items()}

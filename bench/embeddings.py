@@ -27,17 +27,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evaluators.metrics import mrr_at_k, ndcg_at_k, recall_at_k  # noqa: E402
-from providers.embedding_cache import CachedEmbedder, EmbeddingCache  # noqa: E402
-from providers.embeddings import Embedder, make_embedder  # noqa: E402
-from providers.rerankers import (  # noqa: E402
+from evaluators.metrics import mrr_at_k, ndcg_at_k, recall_at_k
+from providers.embedding_cache import CachedEmbedder, EmbeddingCache
+from providers.embeddings import Embedder, make_embedder
+from providers.rerankers import (
     EmbeddingReranker,
     LexicalReranker,
     Reranker,
     passage_text,
 )
-from retrievers.tokenize import tokenize  # noqa: E402
-from retrievers.types import Chunk, ScoredChunk  # noqa: E402
+from retrievers.tokenize import tokenize
+from retrievers.types import Chunk, ScoredChunk
 
 DEFAULT_DATASETS = [
     "cmrc2018_trial",
@@ -79,9 +79,7 @@ def load(root: Path, name: str) -> Data:
         extra = rng.sample(others, max(0, CORPUS_LIMIT[name] - len(gold)))
         keep = gold | {d["id"] for d in extra}
         corpus = [d for d in corpus if d["id"] in keep]
-    chunks = [
-        Chunk(id=str(d["id"]), text=d["text"], title=d.get("title") or "", source=name) for d in corpus
-    ]
+    chunks = [Chunk(id=str(d["id"]), text=d["text"], title=d.get("title") or "", source=name) for d in corpus]
     return Data(name, chunks, queries)
 
 
@@ -168,9 +166,7 @@ def run_embed(bench: Bench, datasets: list[Data], names: list[str]) -> None:
                 ranked_ids(docs @ embedder.embed_query(question), ids, 10)
             ms = 1000 * (time.perf_counter() - start) / max(1, len(sample))
             rate = bench.speed.get(f"{data.name}/{label}")
-            rows.append(
-                [data.name, label, *metrics(rankings, data).values(), rate or float("nan"), ms]
-            )
+            rows.append([data.name, label, *metrics(rankings, data).values(), rate or float("nan"), ms])
             print(f"  done {data.name} {label}", file=sys.stderr, flush=True)
     print_table(
         ["dataset", "embedder", "R@5", "nDCG@10", "MRR@10", "passages/s", "ms/query"],
@@ -270,19 +266,26 @@ def print_table(headers: list[str], rows: list[list], formats: list[str]) -> Non
     print("|" + "|".join("---" for _ in headers) + "|")
     for row in rows:
         cells = [
-            ("–" if isinstance(v, float) and np.isnan(v) else format(v, f)) for v, f in zip(row, formats, strict=True)
+            ("–" if isinstance(v, float) and np.isnan(v) else format(v, f))
+            for v, f in zip(row, formats, strict=True)
         ]
         print("| " + " | ".join(cells) + " |")
     sys.stdout.flush()
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("what", choices=["embed", "rerank", "all"])
-    parser.add_argument("--data", type=Path, default=Path(os.environ.get("AGENTIC_RAG_DATA_DIR", "../shared/data")))
+    parser.add_argument(
+        "--data", type=Path, default=Path(os.environ.get("AGENTIC_RAG_DATA_DIR", "../shared/data"))
+    )
     parser.add_argument("--cache", type=Path, default=Path("/tmp/agentic_rag_bench"))
     parser.add_argument("--datasets", nargs="+", default=DEFAULT_DATASETS)
-    parser.add_argument("--embedders", nargs="+", default=["use-multilingual", "e5-small", "all-MiniLM-L6-v2"])
+    parser.add_argument(
+        "--embedders", nargs="+", default=["use-multilingual", "e5-small", "all-MiniLM-L6-v2"]
+    )
     parser.add_argument("--cold-queries", type=int, default=3, help="queries timed with an empty e5 cache")
     args = parser.parse_args(argv)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")

@@ -144,6 +144,12 @@ def main_quality_metrics(names: Sequence[str]) -> list[str]:
     return [name for name in wanted if name in present]
 
 
+def _ms_label(value: float) -> str:
+    if math.isnan(value):
+        return ""
+    return f"{value:.1f}" if value < 10 else f"{value:.0f}"
+
+
 def plot_results(path: Path, dataset_name: str, summaries: Sequence[ModeSummary]) -> Path:
     """Grouped bars (one group per quality metric, one bar per mode) beside a latency panel."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -178,8 +184,8 @@ def plot_results(path: Path, dataset_name: str, summaries: Sequence[ModeSummary]
     xs = range(len(modes))
     bars50 = ax_l.bar([x - 0.2 for x in xs], p50, 0.4, label="p50", color=colors, alpha=0.55)
     bars95 = ax_l.bar([x + 0.2 for x in xs], p95, 0.4, label="p95", color=colors)
-    ax_l.bar_label(bars50, fmt="%.0f", fontsize=7, padding=1)
-    ax_l.bar_label(bars95, fmt="%.0f", fontsize=7, padding=1)
+    ax_l.bar_label(bars50, labels=[_ms_label(v) for v in p50], fontsize=8, padding=1)
+    ax_l.bar_label(bars95, labels=[_ms_label(v) for v in p95], fontsize=8, padding=1)
     positive = [v for v in p50 + p95 if v > 0 and not math.isnan(v)]
     if positive and max(positive) / min(positive) > 50:
         ax_l.set_yscale("log")

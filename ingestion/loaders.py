@@ -27,9 +27,8 @@ MAX_TITLE_CHARS = 120
 MAX_CONTROL_RATIO = 0.10
 
 _CJK_CHARS = r"\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef\u3040-\u30ff\uac00-\ud7af"
-_CJK_END_RE = re.compile(rf"[{_CJK_CHARS}]$")
-_CJK_START_RE = re.compile(rf"^[{_CJK_CHARS}]")
-_TERMINAL_END_RE = re.compile(r"[.!?;:。！？；：…」』”’)\]）】]$")
+_CJK_CHAR_RE = re.compile(rf"[{_CJK_CHARS}]")
+_TERMINAL_CHARS = frozenset(".!?;:。！？；：…」』”’)]）】")
 _BULLET_RE = re.compile(r"^\s*(?:[-*+•·▪●◦]|\d{1,3}[.)、]|[a-z][.)]|[（(]\d{1,3}[)）])\s+")
 _PAGE_NUMBER_RE = re.compile(r"^\s*(?:page\s*)?[-–—]?\s*\d{1,4}\s*[-–—]?(?:\s*(?:/|of)\s*\d{1,4})?\s*$", re.I)
 
@@ -180,15 +179,25 @@ def _checked_text(text: str) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
-def _join_two(left: str, right: str) -> str:
-    """Join two wrapped lines: no space between CJK characters, one space otherwise."""
-    if not left:
-        return right
-    if not right:
-        return left
-    if _CJK_END_RE.search(left) and _CJK_START_RE.search(right):
-        return left + right
-    return f"{left} {right}"
+def _separator(left: str, right: str) -> str:
+    """What goes between two wrapped lines: nothing between CJK characters, one space otherwise."""
+    if not left or not right or left.endswith("\n"):
+        return ""
+    return "" if _CJK_CHAR_RE.match(left[-1]) and _CJK_CHAR_RE.match(right[0]) else " "
+
+
+def _join_lines(lines: list[str]) -> str:
+    parts: list[str] = []
+    previous = ""
+    for line in lines:
+        if line:
+            parts.append(_separator(previous, line) + line)
+            previous = line
+    return "".join(parts)
+
+
+def _ends_sentence(text: str) -> bool:
+    return bool(text) and text[-1] in _TERMINAL_CHARS
 
 
 def _collapse_whitespace(text: str) -> str:
@@ -209,29 +218,26 @@ def unwrap_lines(lines: list[str]) -> list[str]:
     if not widths:
         return []
     usual = widths[int(len(widths) * 0.8)] if len(widths) > 2 else widths[-1]
-    paragraphs: list[str] = []
-    current = ""
-    previous = ""
+    paragraphs: list[list[str]] = []
+    current: list[str] = []
     for line in lines:
-        if not line:
-            if current:
-                paragraphs.append(current)
-            current, previous = "", ""
-            continue
-        breaks = bool(previous) and (
-            _BULLET_RE.match(line) is not None
-            or len(previous) < 0.6 * usual  # a heading or a paragraph's last line
-            or (_TERMINAL_END_RE.search(previous) is not None and len(previous) < 0.85 * usual)
+        previous = current[-1] if current else ""
+        breaks = not line or (
+            bool(previous)
+            and (
+                _BULLET_RE.match(line) is not None
+                or len(previous) < 0.6 * usual  # a heading or a paragraph's last line
+                or (_ends_sentence(previous) and len(previous) < 0.85 * usual)
+            )
         )
-        if breaks:
+        if breaks and current:
             paragraphs.append(current)
-            current = line
-        else:
-            current = _join_two(current, line)
-        previous = line
+            current = []
+        if line:
+            current.append(line)
     if current:
         paragraphs.append(current)
-    return paragraphs
+    return [_join_lines(paragraph) for paragraph in paragraphs]
 
 
 def _short_title(text: str | None) -> str | None:
@@ -473,14 +479,11 @@ def _strip_tags(line: str) -> str:
 
 def _unwrap_soft(lines: list[str]) -> str:
     """Markdown soft line breaks are spaces; a trailing double space or backslash is a hard break."""
-    out = ""
+    pieces = []
     for line in lines:
-        hard = line.endswith(("  ", "\\"))
         piece = line.strip().rstrip("\\").rstrip()
-        out = _join_two(out, piece) if out and not out.endswith("\n") else out + piece
-        if hard:
-            out += "\n"
-    return out.strip()
+        pieces.append(piece + "\n" if line.endswith(("  ", "\\")) else piece)
+    return _join_lines(pieces).strip()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -667,10 +670,10 @@ def parse_pdf(data: bytes) -> tuple[str | None, list[Block]]:
         if (
             paragraphs
             and page_paragraphs
-            and not _TERMINAL_END_RE.search(paragraphs[-1])
-            and (page_paragraphs[0][:1].islower() or _CJK_START_RE.search(page_paragraphs[0]))
+            and not _ends_sentence(paragraphs[-1])
+            and (page_paragraphs[0][:1].islower() or _CJK_CHAR_RE.match(page_paragraphs[0]))
         ):  # a paragraph running over a page break
-            paragraphs[-1] = _join_two(paragraphs[-1], page_paragraphs.pop(0))
+            paragraphs[-1] = _join_lines([paragraphs[-1], page_paragraphs.pop(0)])
         paragraphs.extend(page_paragraphs)
     blocks = [Block(kind="paragraph", text=p) for p in paragraphs if p.strip()]
     if not blocks:

@@ -86,6 +86,7 @@ _ABBREVIATIONS = frozenset(
 _NUMBERED_ABBREVIATIONS = frozenset(
     ["no", "nos", "fig", "figs", "eq", "eqs", "vol", "vols", "pp", "p", "ch", "sec", "art", "ref", "refs"]
 )
+_NEXT_CHAR_RE = re.compile(r"\s*(\S)")
 _OPENERS = "([{\"'“‘（【「『《"
 
 
@@ -129,7 +130,8 @@ def _latin_boundary(text: str, start: int, match: re.Match[str], end: int) -> bo
         return False  # "v2.3", "a.b", "?x=1"
     if set(match.group()) != {"."}:
         return True
-    following = text[end:].lstrip()[:1]
+    next_char = _NEXT_CHAR_RE.match(text, end)
+    following = next_char.group(1) if next_char else ""
     if following.islower():
         return False  # "etc. and", "e.g. the"
     word_start = match.start()

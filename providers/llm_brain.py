@@ -78,6 +78,7 @@ _TRANSIENT = (
 _UNSUPPORTED = (openai.BadRequestError, openai.UnprocessableEntityError, ModelInvalidRequestError)
 _CITATION_RE = re.compile(r"\[(\d{1,3})\]")
 _SENTENCE_END_RE = re.compile(r"(?<=[。！？；!?;])|(?<=[.])(?=\s)|\n+")
+_LEADING_CITATIONS_RE = re.compile(r"^(?:\s*\[\d{1,3}\])+")
 _THINK_RE = re.compile(r"<think>.*?</think>\s*", re.DOTALL | re.IGNORECASE)
 _QUERY_PREFIX_RE = re.compile(
     r"^(?:standalone question|new query|search query|query|question|rewritten|独立问题|问题|查询|新查询)\s*[:：]\s*",
@@ -494,12 +495,18 @@ def draft_from_text(text: str) -> DraftAnswer:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Split on Chinese and Latin sentence ends; citation markers stay with the sentence before them."""
-    pieces = [p.strip() for p in _SENTENCE_END_RE.split(text) if p and p.strip()]
+    """Split on Chinese and Latin sentence ends; citation markers stay with the sentence they close."""
     sentences: list[str] = []
-    for piece in pieces:
-        if sentences and (_CITATION_RE.sub("", piece).strip(" .。") == "" or len(piece) <= 2):
-            sentences[-1] = f"{sentences[-1]} {piece}".strip()
+    for piece in _SENTENCE_END_RE.split(text):
+        piece = piece.strip() if piece else ""
+        lead = _LEADING_CITATIONS_RE.match(piece)
+        if lead and sentences:
+            sentences[-1] = f"{sentences[-1]} {lead.group(0).strip()}"
+            piece = piece[lead.end() :].strip()
+        if not piece:
+            continue
+        if sentences and len(piece) <= 2:  # a stray closing bracket or quote
+            sentences[-1] += piece
         else:
             sentences.append(piece)
     return sentences

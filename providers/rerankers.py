@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -106,6 +106,13 @@ class EmbeddingReranker:
         self.blend = blend
         self.name = "e5" if embedder.name == E5SmallEmbedder.name else f"embed:{embedder.name}"
 
+    def warm(self, chunks: Sequence[Chunk]) -> int:
+        """Embed passages ahead of queries (e.g. at ingestion) so reranking runs warm; returns how many
+        were not cached yet."""
+        before = self.embedder.misses
+        self.embedder.embed_documents([passage_text(c) for c in chunks])
+        return self.embedder.misses - before
+
     def rerank(self, query: str, chunks: list[ScoredChunk], top_k: int | None = None) -> list[ScoredChunk]:
         if not chunks:
             return []
@@ -130,7 +137,12 @@ class LexicalReranker:
     """
 
     name = "lexical"
-    weights = {"coverage": 0.5, "proximity": 0.2, "identifiers": 0.15, "title": 0.15}
+    weights: ClassVar[dict[str, float]] = {
+        "coverage": 0.5,
+        "proximity": 0.2,
+        "identifiers": 0.15,
+        "title": 0.15,
+    }
 
     def __init__(self, blend: float = 0.5) -> None:
         if not 0.0 <= blend <= 1.0:

@@ -117,6 +117,9 @@ def _forced_tool(body: dict[str, Any]) -> str | None:
     return tools[0]["function"]["name"] if tools and choice not in (None, "none") else None
 
 
+Responder = Callable[[dict[str, Any]], Action]
+
+
 def by_step(actions: dict[str, Action | Callable[[dict[str, Any]], Action]]) -> Responder:
     """A responder choosing the action by step name (see ``step_of``); values may be callables."""
 
@@ -128,9 +131,6 @@ def by_step(actions: dict[str, Action | Callable[[dict[str, Any]], Action]]) -> 
         return chosen(body) if callable(chosen) else chosen
 
     return respond
-
-
-Responder = Callable[[dict[str, Any]], Action]
 
 
 def _unscripted(body: dict[str, Any]) -> Action:
@@ -182,7 +182,12 @@ class ScriptedOpenAIServer:
             owner = server
 
         self._httpd = _QuietServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="openai-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="openai-server",
+            daemon=True,
+        )
         self._thread.start()
         return self
 

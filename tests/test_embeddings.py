@@ -24,7 +24,11 @@ from providers.embeddings import (
 
 # (anchor, paraphrase, unrelated) triples
 ZH = ("今天北京的天气怎么样？", "北京今天天气如何", "这家公司的季度财报显示利润下降")
-EN = ("How do I reset my password?", "What are the steps to change my login password?", "The volcano erupted in 1883.")
+EN = (
+    "How do I reset my password?",
+    "What are the steps to change my login password?",
+    "The volcano erupted in 1883.",
+)
 
 
 def _cos(a: np.ndarray, b: np.ndarray) -> float:
@@ -41,7 +45,9 @@ def _assert_unit_rows(matrix: np.ndarray, dim: int) -> None:
 class TestPackagedMultilingualModels:
     def test_documents_and_query_are_unit_vectors_of_the_model_dimension(self, spec: str) -> None:
         embedder = make_embedder(spec)
-        docs = embedder.embed_documents(["混合检索结合了关键词和向量。", "Hybrid search mixes keywords and vectors."])
+        docs = embedder.embed_documents(
+            ["混合检索结合了关键词和向量。", "Hybrid search mixes keywords and vectors."]
+        )
         assert docs.shape == (2, embedder.dim)
         _assert_unit_rows(docs, embedder.dim)
         query = embedder.embed_query("什么是混合检索")
@@ -49,7 +55,9 @@ class TestPackagedMultilingualModels:
         assert abs(np.linalg.norm(query) - 1.0) < 1e-4
 
     @pytest.mark.parametrize("triple", [ZH, EN], ids=["zh", "en"])
-    def test_a_paraphrase_scores_above_an_unrelated_sentence(self, spec: str, triple: tuple[str, str, str]) -> None:
+    def test_a_paraphrase_scores_above_an_unrelated_sentence(
+        self, spec: str, triple: tuple[str, str, str]
+    ) -> None:
         anchor, paraphrase, unrelated = triple
         embedder = make_embedder(spec)
         query = embedder.embed_query(anchor)

@@ -58,7 +58,9 @@ def e5_reranker(tmp_path_factory: pytest.TempPathFactory) -> EmbeddingReranker:
 
 
 class TestE5Reranker:
-    @pytest.mark.parametrize(("query", "texts"), [(ZH_QUERY, ZH_TEXTS), (EN_QUERY, EN_TEXTS)], ids=["zh", "en"])
+    @pytest.mark.parametrize(
+        ("query", "texts"), [(ZH_QUERY, ZH_TEXTS), (EN_QUERY, EN_TEXTS)], ids=["zh", "en"]
+    )
     def test_moves_the_relevant_passage_to_the_top(
         self, e5_reranker: EmbeddingReranker, query: str, texts: list[str]
     ) -> None:
@@ -116,6 +118,15 @@ def test_e5_passages_are_embedded_once_ever_through_the_cache_file(tmp_path: Pat
     assert second.embedder.misses == 1 and _rows(db) == 4
 
 
+def test_warming_at_ingestion_makes_the_first_query_hit_the_cache(tmp_path: Path) -> None:
+    reranker = make_reranker("e5", cache_dir=tmp_path)
+    assert isinstance(reranker, EmbeddingReranker)
+    assert reranker.warm([c.chunk for c in candidates(EN_TEXTS)]) == 3
+    assert reranker.warm([c.chunk for c in candidates(EN_TEXTS)]) == 0
+    reranker.rerank(EN_QUERY, candidates(EN_TEXTS))
+    assert reranker.embedder.misses == 3
+
+
 def test_cached_vectors_equal_freshly_computed_ones(tmp_path: Path) -> None:
     e5 = make_embedder("e5-small")
     cached = CachedEmbedder(e5, EmbeddingCache(tmp_path / "c.sqlite"))
@@ -140,7 +151,11 @@ class TestLexicalReranker:
         assert out[0].scores["lexical"] > out[1].scores["lexical"]
 
     def test_query_term_coverage_and_title_match_in_chinese(self) -> None:
-        texts = ["本文介绍公司年会的安排。", "退款申请需要在七天内提交。", "退款流程：登录后台，提交退款申请，等待审核。"]
+        texts = [
+            "本文介绍公司年会的安排。",
+            "退款申请需要在七天内提交。",
+            "退款流程：登录后台，提交退款申请，等待审核。",
+        ]
         titles = ["年会通知", "售后政策", "退款流程说明"]
         out = LexicalReranker(blend=0.3).rerank("退款流程是什么", candidates(texts, titles))
         assert [c.id for c in out][:2] == ["c2", "c1"]
@@ -152,7 +167,7 @@ class TestLexicalReranker:
         assert out[0].score == out[0].scores["rerank"]
 
     def test_features_are_bounded(self) -> None:
-        feats = LexicalReranker().features("cats eat fish 猫", candidates(EN_TEXTS + ["猫 猫 猫"]))
+        feats = LexicalReranker().features("cats eat fish 猫", candidates([*EN_TEXTS, "猫 猫 猫"]))
         assert all(0.0 <= value <= 1.0 for f in feats for value in f.values())
 
 

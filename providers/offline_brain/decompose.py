@@ -20,10 +20,25 @@ from retrievers.tokenize import contains_cjk
 
 # ---- cue lexicon shared with the analyser ---------------------------------------------------------
 
-ZH_COMPARE_CUES = ("区别", "不同", "对比", "比较", "差异", "异同", "优缺点", "优劣", "孰优孰劣", "哪个更好")
+ZH_COMPARE_CUES = (
+    "区别",
+    "不同",
+    "对比",
+    "比较",
+    "差异",
+    "异同",
+    "优缺点",
+    "优劣",
+    "孰优孰劣",
+    "哪个更",
+    "哪一个更",
+    "哪个好",
+)
 EN_COMPARE_RE = re.compile(
     r"\b(?:vs\.?|versus|compar(?:e|es|ed|ing|ison)|differ(?:s|ence|ences|ent from)?|better than|worse than"
-    r"|faster than|slower than|pros and cons|advantages and disadvantages|trade-?offs? between)\b",
+    r"|faster than|slower than|pros and cons|advantages and disadvantages|trade-?offs? between"
+    r"|which (?:one )?(?:is |should i (?:use|choose|pick) )?(?:better|faster|cheaper|safer|easier|more \w+))\b"
+    r"|^\s*[\w.+#-]+(?:\s[\w.+#-]+)?\s+or\s+[\w.+#-]+(?:\s[\w.+#-]+)?\s+(?:for|to|in)\b",
     re.IGNORECASE,
 )
 
@@ -172,6 +187,9 @@ def _zh_comparison(question: str) -> list[str]:
         return []
     _prefix, items, rest = found
     rest = rest.strip()
+    which = re.match(r"^(?:哪个|哪一个|谁)(?:更|比较)?(.+)$", rest)
+    if which:
+        return _dedupe([f"{item} {which.group(1).strip()}" for item in items])
     zai = re.match(
         r"^在\s*(.+?)\s*(?:上|方面|中|里)?\s*的?\s*(?:区别|差异|不同|异同|比较|对比|表现|优劣)", rest
     )
@@ -190,7 +208,7 @@ def _zh_comparison(question: str) -> list[str]:
 
 def _zh_enumeration(question: str) -> list[str]:
     """ "A、B 和 C 的 X" → one query per item; needs 、 or 以及 so that plain "A 和 B" names stay whole."""
-    if "、" not in question and "以及" not in question:
+    if not any(mark in question for mark in ("、", "以及", "分别", "各自")):
         return []
     found = zh_list(_strip_end(question))
     if not found:
@@ -265,6 +283,11 @@ def _en_comparison(question: str) -> list[str]:
             return []
         frame = prefix if _WH_START.match(prefix) else ""
         return _dedupe([_compose(frame, item, suffix, True) for item in (first, second)])
+    # "A or B for X?"
+    alt = re.match(r"^(?P<a>[\w.+#-]+(?:\s[\w.+#-]+)?)\s+or\s+(?P<b>.+)$", q, re.IGNORECASE)
+    if alt and not _WH_START.match(q):
+        second, suffix = _split_last_item(alt.group("b"))
+        return _dedupe([_compose("", item, suffix, False) for item in (alt.group("a"), second)])
     # "Is A better than B for X"
     than = re.search(
         r"^(?P<left>.+?)\s+(?:\w+er|more \w+|less \w+)\s+than\s+(?P<right>.+)$", q, re.IGNORECASE
@@ -458,6 +481,16 @@ _EN_LIFE_VERBS = (
 
 def _en_bridge(question: str) -> list[str]:
     q = _strip_end(question)
+    # "Who founded the company that makes the iPhone?": a relative clause names the entity
+    verb_rel = re.match(
+        r"^(?P<wh>who|what|which)\s+(?P<verb>(?!(?:is|are|was|were|does|do|did)\b)\w+(?:\s+\w+)?)\s+"
+        r"(?:the|a|an)\s+(?P<np>[\w-]+(?:\s+[\w-]+)?\s+(?:that|which|who|whose|where)\s+.+)$",
+        q,
+        re.IGNORECASE,
+    )
+    if verb_rel:
+        first = verb_rel.group("np")
+        return [first, f"{verb_rel.group('wh')} {verb_rel.group('verb')} <{first}>?"]
     wh = re.match(
         r"^(?P<wh>(?:what|which|who|whom|where|when|how many|how old|in which|in what)(?:\s+\w+)?)\s+"
         r"(?P<aux>is|are|was|were|did|does|do)\s+(?P<body>.+)$",
@@ -547,6 +580,7 @@ def _zh_bridge(question: str) -> list[str]:
     q = _strip_end(question)
     rel = "|".join(sorted(ZH_RELATIONAL, key=len, reverse=True))
     # chain: "<VP>的人的妻子…", "<X>的导演的妻子…"
+    q = re.sub(rf"^(《[^》]+》)(?=(?:{rel}))", r"\1的", q)  # "《三体》作者" reads as "《三体》的作者"
     chain = re.match(rf"^(?P<first>.+?的(?:{_ZH_DESCRIBED_HEAD}|{rel}))的(?P<r>{rel})(?P<rest>.*)$", q)
     if chain:
         first = chain.group("first")

@@ -1,0 +1,627 @@
+"""Retrieval engine speed and memory at 100k and 1M chunks, side by side with the seed-style baseline.
+
+Not a test: prints Markdown tables that docs/benchmarks.md quotes.
+
+Ours: ``retrievers.bm25.BM25Index`` (sparse term x doc weights) + ``retrievers.vector_index.VectorIndex``
+(exact IndexFlatIP below the HNSW threshold, HNSW above it) + a dict RRF that mirrors
+``retrievers.fusion.reciprocal_rank_fusion`` on raw positions (weights 1, rrf_k 60, ties on best rank then
+position). Baseline: ``rank_bm25.BM25Okapi.get_scores`` + argsort, ``faiss.IndexFlatIP`` and the same
+dict RRF. Hybrid asks each side for ``--candidates`` (50, the settings default) and keeps the fused top 10.
+
+Corpora are synthetic: Zipfian draws from a vocabulary (English: generated pseudo-words; Chinese: jieba's
+own dictionary with its frequencies), 60-120 tokens per chunk, already tokenised, so the figures measure
+the engine, not the tokenizer; the tokenizer's throughput on real text is measured separately. Vectors
+are random unit vectors (384-d), the hardest case for HNSW. Queries: 2-6 terms drawn with the same
+frequencies, skipping the most frequent 50 words (the real tokenizer drops stopwords).
+
+Building uses ``--build-threads`` (2) FAISS threads; every query is timed on one thread. A built HNSW
+graph is cached under ``--cache-dir`` so a rerun does not rebuild it (its first build time is kept).
+
+    python bench/retrieval.py --sizes 100000,1000000 --langs en,zh --queries 200
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ[_var] = "1"
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import argparse
+import gc
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from retrievers.bm25 import BM25Index  # noqa: E402
+from retrievers.fusion import reciprocal_rank_fusion  # noqa: E402
+from retrievers.types import Chunk, ScoredChunk  # noqa: E402
+from retrievers.vector_index import HnswParams, VectorIndex  # noqa: E402
+
+TOP_K = 10
+RRF_K = 60
+SKIP_TOP_WORDS = 50
+EN_ONSETS = [
+    "b",
+    "c",
+    "d",
+    "f",
+    "g",
+    "h",
+    "j",
+    "k",
+    "l",
+    "m",
+    "n",
+    "p",
+    "r",
+    "s",
+    "t",
+    "v",
+    "w",
+    "z",
+    "br",
+    "ch",
+    "cl",
+    "dr",
+    "fl",
+    "gr",
+    "pl",
+    "pr",
+    "sh",
+    "st",
+    "th",
+    "tr",
+] + [""]
+EN_VOWELS = ["a", "e", "i", "o", "u", "ai", "ea", "ou", "io"]
+EN_CODAS = ["", "", "", "n", "r", "s", "t", "l", "m", "nd", "st", "ng"]
+CJK_RANGE = ("\u4e00", "\u9fff")
+
+
+# --- memory --------------------------------------------------------------------------------------------
+def _status_kb(field_name: str) -> int:
+    with open("/proc/self/status", encoding="ascii") as handle:
+        for line in handle:
+            if line.startswith(field_name + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def rss_mb() -> float:
+    return _status_kb("VmRSS") / 1024
+
+
+def peak_mb() -> float:
+    return _status_kb("VmHWM") / 1024
+
+
+def reset_peak() -> None:
+    """Linux resets VmHWM to the current RSS when "5" is written to clear_refs."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as handle:
+            handle.write("5")
+    except OSError:
+        pass
+
+
+def available_mb() -> float:
+    with open("/proc/meminfo", encoding="ascii") as handle:
+        for line in handle:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+@dataclass
+class Build:
+    seconds: float
+    rss_delta_mb: float
+    peak_extra_mb: float
+    index_mb: float | None = None
+    note: str = ""
+
+
+def measured_build(make: Callable[[], object]) -> tuple[object, Build]:
+    gc.collect()
+    before = rss_mb()
+    reset_peak()
+    start = time.perf_counter()
+    built = make()
+    seconds = time.perf_counter() - start
+    gc.collect()
+    return built, Build(seconds, rss_mb() - before, peak_mb() - before)
+
+
+# --- synthetic data ------------------------------------------------------------------------------------
+@dataclass
+class Vocabulary:
+    words: np.ndarray  # object array of str, most frequent first
+    probs: np.ndarray
+
+    @property
+    def cumulative(self) -> np.ndarray:
+        return np.cumsum(self.probs)
+
+
+def english_vocabulary(size: int, rng: np.random.Generator) -> Vocabulary:
+    """Pronounceable pseudo-words; shorter ones get the frequent ranks (Zipf's law of abbreviation)."""
+    words: set[str] = set()
+    while len(words) < size:
+        syllables = rng.integers(1, 5)
+        words.add(
+            "".join(
+                EN_ONSETS[rng.integers(len(EN_ONSETS))]
+                + EN_VOWELS[rng.integers(len(EN_VOWELS))]
+                + EN_CODAS[rng.integers(len(EN_CODAS))]
+                for _ in range(syllables)
+            )
+        )
+    ordered = sorted(words, key=lambda w: (len(w), w))
+    order = np.argsort(np.array([len(w) for w in ordered]) + rng.random(len(ordered)), kind="stable")
+    ranked = [ordered[i] for i in order]
+    probs = 1.0 / np.arange(1, size + 1, dtype=np.float64)
+    return Vocabulary(np.array(ranked, dtype=object), probs / probs.sum())
+
+
+def chinese_vocabulary(size: int) -> Vocabulary:
+    """The most frequent all-Chinese words of jieba's dictionary, drawn with its own frequencies."""
+    import jieba
+
+    entries: list[tuple[int, str]] = []
+    with open(Path(jieba.__file__).parent / "dict.txt", encoding="utf-8") as handle:
+        for line in handle:
+            parts = line.split()
+            if len(parts) >= 2 and all(CJK_RANGE[0] <= ch <= CJK_RANGE[1] for ch in parts[0]):
+                entries.append((int(parts[1]), parts[0]))
+    entries.sort(key=lambda e: (-e[0], e[1]))
+    entries = entries[:size]
+    freqs = np.array([f for f, _ in entries], dtype=np.float64)
+    return Vocabulary(np.array([w for _, w in entries], dtype=object), freqs / freqs.sum())
+
+
+def make_vocabulary(lang: str, size: int, seed: int) -> Vocabulary:
+    if lang == "en":
+        return english_vocabulary(size, np.random.default_rng(seed))
+    if lang == "zh":
+        return chinese_vocabulary(size)
+    raise ValueError(f"unknown language {lang!r}; use en or zh")
+
+
+def make_corpus(
+    vocab: Vocabulary, n: int, rng: np.random.Generator, lengths: tuple[int, int] = (60, 120)
+) -> list[list[str]]:
+    """Token lists (what splitting a space-joined chunk would give), generated in blocks."""
+    cumulative = vocab.cumulative
+    last = len(vocab.words) - 1
+    sizes = rng.integers(lengths[0], lengths[1] + 1, size=n)
+    docs: list[list[str]] = []
+    block = 100_000
+    for start in range(0, n, block):
+        part = sizes[start : start + block]
+        ids = np.minimum(np.searchsorted(cumulative, rng.random(int(part.sum())), side="right"), last)
+        tokens = vocab.words[ids]
+        bounds = np.concatenate([[0], np.cumsum(part)])
+        docs.extend(tokens[bounds[i] : bounds[i + 1]].tolist() for i in range(len(part)))
+    return docs
+
+
+def make_queries(vocab: Vocabulary, n: int, rng: np.random.Generator) -> list[list[str]]:
+    probs = vocab.probs[SKIP_TOP_WORDS:] / vocab.probs[SKIP_TOP_WORDS:].sum()
+    words = vocab.words[SKIP_TOP_WORDS:]
+    return [words[rng.choice(len(words), size=int(rng.integers(2, 7)), p=probs)].tolist() for _ in range(n)]
+
+
+def random_unit(n: int, dim: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    out = np.empty((n, dim), dtype=np.float32)
+    for start in range(0, n, 100_000):
+        block = rng.standard_normal((min(100_000, n - start), dim), dtype=np.float32)
+        block /= np.linalg.norm(block, axis=1, keepdims=True)
+        out[start : start + len(block)] = block
+    return out
+
+
+# --- search paths --------------------------------------------------------------------------------------
+def rrf(rankings: Sequence[np.ndarray], k: int = RRF_K) -> list[int]:
+    """reciprocal_rank_fusion on raw positions: same score, same tie-break (best rank, then id)."""
+    fused: dict[int, float] = {}
+    best: dict[int, int] = {}
+    for positions in rankings:
+        for rank, pos in enumerate(positions.tolist(), start=1):
+            fused[pos] = fused.get(pos, 0.0) + 1.0 / (k + rank)
+            if rank < best.get(pos, 1 << 30):
+                best[pos] = rank
+    return sorted(fused, key=lambda p: (-fused[p], best[p], p))
+
+
+def baseline_top(scores: np.ndarray, k: int) -> np.ndarray:
+    """The seed's way: argsort every score, keep the k best positive ones."""
+    order = np.argsort(scores)[::-1][:k]
+    return order[scores[order] > 0]
+
+
+def latencies(fn: Callable[[int], object], n: int, warmup: int = 5) -> np.ndarray:
+    for i in range(min(warmup, n)):
+        fn(i)
+    out = np.empty(n)
+    for i in range(n):
+        start = time.perf_counter()
+        fn(i)
+        out[i] = (time.perf_counter() - start) * 1000
+    return out
+
+
+@dataclass
+class Latency:
+    p50: float
+    p95: float
+    mean: float
+
+    @classmethod
+    def of(cls, ms: np.ndarray) -> Latency:
+        return cls(float(np.percentile(ms, 50)), float(np.percentile(ms, 95)), float(ms.mean()))
+
+
+@dataclass
+class Run:
+    size: int
+    lang: str
+    queries: int
+    postings: int = 0
+    vocab_terms: int = 0
+    latency: dict[str, Latency] = field(default_factory=dict)
+    builds: dict[str, Build] = field(default_factory=dict)
+    agreement: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def overlap(a: Sequence[np.ndarray | list[int]], b: Sequence[np.ndarray | list[int]]) -> float:
+    hits = [len(set(np.asarray(x).tolist()) & set(np.asarray(y).tolist())) for x, y in zip(a, b, strict=True)]
+    sizes = [max(1, len(np.asarray(y))) for y in b]
+    return float(np.mean([h / s for h, s in zip(hits, sizes, strict=True)]))
+
+
+def faiss_mb(index: faiss.Index) -> float:
+    return faiss.serialize_index(index).nbytes / 1e6
+
+
+def bm25_mb(index: BM25Index) -> tuple[float, float]:
+    w = index.weights
+    matrix = (w.data.nbytes + w.indices.nbytes + w.indptr.nbytes) / 1e6
+    vocab = (sys.getsizeof(index.vocab) + sum(sys.getsizeof(t) + 28 for t in index.vocab)) / 1e6
+    return matrix, vocab
+
+
+# --- the benchmark -------------------------------------------------------------------------------------
+def build_hnsw(
+    vectors: np.ndarray, params: HnswParams, cache: Path | None, threads: int
+) -> tuple[VectorIndex, Build]:
+    n, dim = vectors.shape
+    name = f"hnsw_n{n}_d{dim}_m{params.m}_efc{params.ef_construction}"
+    if cache is not None and (cache / f"{name}.faiss").exists():
+        meta = json.loads((cache / f"{name}.json").read_text())
+        index, build = measured_build(lambda: faiss.read_index(str(cache / f"{name}.faiss")))
+        build.seconds = meta["seconds"]
+        build.note = f"graph loaded from cache; build time of its first build ({meta['threads']} threads)"
+        return VectorIndex(index, params.ef_search), build
+    faiss.omp_set_num_threads(threads)
+    vindex, build = measured_build(lambda: VectorIndex.build(vectors, dim, params))
+    faiss.omp_set_num_threads(1)
+    build.note = f"{threads} build threads"
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+        vindex.save(cache / f"{name}.faiss")
+        (cache / f"{name}.json").write_text(json.dumps({"seconds": build.seconds, "threads": threads}))
+    return vindex, build
+
+
+def run_size(size: int, args: argparse.Namespace) -> list[Run]:
+    dim = args.dim
+    log(f"== {size:,} chunks: generating {dim}-d unit vectors")
+    vectors = random_unit(size, dim, seed=args.seed + 1)
+    qvecs = random_unit(args.queries, dim, seed=args.seed + 2)
+    flat, flat_build = measured_build(lambda: VectorIndex.build(vectors, dim, HnswParams(threshold=0)))
+    flat_build.index_mb = faiss_mb(flat.index)
+    params = HnswParams(args.hnsw_threshold, args.hnsw_m, args.ef_construction, args.ef_search)
+    hnsw: VectorIndex | None = None
+    hnsw_build: Build | None = None
+    if size >= params.threshold:
+        log(f"building HNSW (M={params.m}, efC={params.ef_construction}) on {args.build_threads} threads")
+        hnsw, hnsw_build = build_hnsw(vectors, params, args.cache_dir, args.build_threads)
+        hnsw_build.index_mb = faiss_mb(hnsw.index)
+        log(f"HNSW ready: {hnsw_build.seconds:.0f} s, {hnsw_build.index_mb:.0f} MB")
+    del vectors
+    gc.collect()
+    faiss.omp_set_num_threads(1)
+
+    exact_top = [flat.search(qvecs[i], TOP_K)[0] for i in range(args.queries)]
+    runs = []
+    for lang in args.langs:
+        run = Run(size, lang, args.queries)
+        run.builds["faiss IndexFlatIP (exact)"] = flat_build
+        if hnsw_build is not None:
+            run.builds["faiss HNSW"] = hnsw_build
+        runs.append(run)
+        measure_language(run, args, flat, hnsw, qvecs, exact_top)
+    return runs
+
+
+def measure_language(
+    run: Run,
+    args: argparse.Namespace,
+    flat: VectorIndex,
+    hnsw: VectorIndex | None,
+    qvecs: np.ndarray,
+    exact_top: list[np.ndarray],
+) -> None:
+    size, lang, nq, cand = run.size, run.lang, run.queries, args.candidates
+    rng = np.random.default_rng(args.seed + (0 if lang == "en" else 100))
+    vocab = make_vocabulary(lang, args.vocab_size, args.seed)
+    log(f"-- {lang}: generating {size:,} chunks")
+    start = time.perf_counter()
+    docs = make_corpus(vocab, size, rng)
+    queries = make_queries(vocab, nq, rng)
+    log(f"corpus ready in {time.perf_counter() - start:.0f} s ({sum(map(len, docs)):,} tokens)")
+
+    bm25, build = measured_build(lambda: BM25Index.build(docs))
+    matrix_mb, vocab_mb = bm25_mb(bm25)
+    build.index_mb = matrix_mb + vocab_mb
+    build.note = f"matrix {matrix_mb:.0f} MB + vocabulary dict {vocab_mb:.0f} MB"
+    run.builds["ours BM25Index"] = build
+    run.postings, run.vocab_terms = int(bm25.weights.nnz), len(bm25.vocab)
+    log(f"BM25Index built in {build.seconds:.0f} s, {build.index_mb:.0f} MB")
+
+    vector = hnsw or flat
+    label = "HNSW" if hnsw is not None else "exact"
+
+    def ours_keyword(i: int) -> np.ndarray:
+        return bm25.top_k(queries[i], TOP_K)[0]
+
+    def ours_hybrid_with(index: VectorIndex) -> Callable[[int], list[int]]:
+        def hybrid(i: int) -> list[int]:
+            return rrf([bm25.top_k(queries[i], cand)[0], index.search(qvecs[i], cand)[0]])[:TOP_K]
+
+        return hybrid
+
+    run.latency["ours keyword"] = Latency.of(latencies(ours_keyword, nq))
+    run.latency[f"ours vector ({label})"] = Latency.of(
+        latencies(lambda i: vector.search(qvecs[i], TOP_K), nq)
+    )
+    run.latency[f"ours hybrid ({label})"] = Latency.of(latencies(ours_hybrid_with(vector), nq))
+    if hnsw is not None:
+        run.latency["ours vector (exact)"] = Latency.of(latencies(lambda i: flat.search(qvecs[i], TOP_K), nq))
+        run.latency["ours hybrid (exact)"] = Latency.of(latencies(ours_hybrid_with(flat), nq))
+        found = [hnsw.search(qvecs[i], TOP_K)[0] for i in range(nq)]
+        run.agreement["HNSW recall@10 vs exact (random vectors)"] = overlap(found, exact_top)
+    run.latency["RRF of 50+50 ScoredChunks (retrievers.fusion)"] = Latency.of(pydantic_fusion_cost(nq))
+
+    if size > args.skip_baseline_above:
+        run.notes.append(f"baseline skipped: {size:,} > --skip-baseline-above {args.skip_baseline_above:,}")
+    else:
+        measure_baseline(run, args, docs, queries, qvecs, flat, bm25)
+    del docs, bm25
+    gc.collect()
+
+
+def measure_baseline(
+    run: Run,
+    args: argparse.Namespace,
+    docs: list[list[str]],
+    queries: list[list[str]],
+    qvecs: np.ndarray,
+    flat: VectorIndex,
+    bm25: BM25Index,
+) -> None:
+    from rank_bm25 import BM25Okapi
+
+    # rank-bm25 keeps one dict per chunk: ~5 KB each for ~80 distinct terms, plus the lists around them.
+    need_mb = run.size * 6 / 1024 * 1.3
+    if need_mb > available_mb() * 0.8:
+        run.notes.append(f"baseline skipped: needs ~{need_mb:,.0f} MB, {available_mb():,.0f} MB available")
+        return
+    log(f"building rank_bm25.BM25Okapi over {run.size:,} chunks")
+    okapi, build = measured_build(lambda: BM25Okapi(docs, k1=bm25.k1, b=bm25.b))
+    run.builds["baseline rank_bm25.BM25Okapi"] = build
+    log(f"BM25Okapi built in {build.seconds:.0f} s")
+    raw = flat.index  # the baseline's IndexFlatIP is the same FAISS object, searched directly
+    nq, cand = min(run.queries, args.baseline_queries or run.queries), args.candidates
+
+    def keyword(i: int) -> np.ndarray:
+        return baseline_top(okapi.get_scores(queries[i]), TOP_K)
+
+    def vector(i: int, k: int = TOP_K) -> np.ndarray:
+        ids = raw.search(qvecs[i].reshape(1, -1), k)[1][0]
+        return ids[ids >= 0]
+
+    def hybrid(i: int) -> list[int]:
+        return rrf([baseline_top(okapi.get_scores(queries[i]), cand), vector(i, cand)])[:TOP_K]
+
+    run.latency["baseline keyword"] = Latency.of(latencies(keyword, nq, warmup=1))
+    run.latency["baseline vector (exact)"] = Latency.of(latencies(vector, nq))
+    run.latency["baseline hybrid (exact)"] = Latency.of(latencies(hybrid, nq, warmup=1))
+    if nq < run.queries:
+        run.notes.append(f"baseline timed on the first {nq} queries")
+    ours_kw = [bm25.top_k(queries[i], TOP_K)[0] for i in range(nq)]
+    run.agreement["keyword top-10 ours vs rank_bm25"] = overlap(ours_kw, [keyword(i) for i in range(nq)])
+    ours_hy = [
+        rrf([bm25.top_k(queries[i], cand)[0], flat.search(qvecs[i], cand)[0]])[:TOP_K] for i in range(nq)
+    ]
+    run.agreement["exact hybrid top-10 ours vs baseline"] = overlap(ours_hy, [hybrid(i) for i in range(nq)])
+    del okapi
+    gc.collect()
+
+
+def pydantic_fusion_cost(n: int) -> np.ndarray:
+    """What the real fusion adds on top of the engines: RRF over ScoredChunk objects (50 + 50)."""
+
+    def hits(name: str, offset: int) -> list[ScoredChunk]:
+        return [
+            ScoredChunk(
+                chunk=Chunk(id=f"c{offset + i}", text="x", source="s"),
+                score=1.0,
+                ranks={name: i + 1},
+                scores={name: 1.0},
+            )
+            for i in range(50)
+        ]
+
+    rankings = {"keyword": hits("keyword", 0), "vector": hits("vector", 25)}
+    return latencies(lambda _: reciprocal_rank_fusion(rankings, k=RRF_K), n)
+
+
+def tokenizer_throughput(limit: int) -> list[str]:
+    """retrievers.tokenize.tokenize on real passages (drcd_dev for Chinese, scifact for English)."""
+    from retrievers.tokenize import tokenize
+
+    sets = {"zh (drcd_dev)": "drcd_dev", "en (scifact_train)": "scifact_train"}
+    rows = [
+        "| text | passages | chars | tokens | seconds | chars/s | tokens/s |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    tokenize("预热 jieba warm-up")  # loads jieba's dictionary once, outside the timing
+    for label, name in sets.items():
+        path = Path("/work/shared/data") / name / "corpus.jsonl"
+        if not path.exists():
+            rows.append(f"| {label} | data not found at {path} | | | | | |")
+            continue
+        with path.open(encoding="utf-8") as handle:
+            texts = [json.loads(line)["text"] for _, line in zip(range(limit), handle, strict=False)]
+        start = time.perf_counter()
+        tokens = sum(len(tokenize(t)) for t in texts)
+        secs = time.perf_counter() - start
+        chars = sum(map(len, texts))
+        rows.append(
+            f"| {label} | {len(texts):,} | {chars:,} | {tokens:,} | {secs:.2f} | {chars / secs:,.0f} | {tokens / secs:,.0f} |"
+        )
+    return rows
+
+
+# --- report --------------------------------------------------------------------------------------------
+def report(runs: list[Run]) -> list[str]:
+    lines = ["## Latency, top-10, one thread (ms)", ""]
+    lines += [
+        "| chunks | lang | path | p50 | p95 | mean | baseline p50 | speedup (p50) |",
+        "|---:|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for run in runs:
+        for name, lat in run.latency.items():
+            if name.startswith("baseline"):
+                continue
+            kind = name.split()[1] if name.startswith("ours") else ""
+            base = run.latency.get(f"baseline {kind} (exact)") or run.latency.get(f"baseline {kind}")
+            base_txt = f"{base.p50:.2f}" if base else "-"
+            speed = f"{base.p50 / lat.p50:.1f}x" if base and name.startswith("ours") and lat.p50 > 0 else "-"
+            lines.append(
+                f"| {run.size:,} | {run.lang} | {name} | {lat.p50:.2f} | {lat.p95:.2f} | {lat.mean:.2f} | {base_txt} | {speed} |"
+            )
+        for name, lat in run.latency.items():
+            if name.startswith("baseline"):
+                lines.append(
+                    f"| {run.size:,} | {run.lang} | {name} | {lat.p50:.2f} | {lat.p95:.2f} | {lat.mean:.2f} | | |"
+                )
+    lines += ["", "## Build time and memory", ""]
+    lines += [
+        "| chunks | lang | structure | build s | RSS delta MB | build peak extra MB | index MB | note |",
+        "|---:|---|---|---:|---:|---:|---:|---|",
+    ]
+    for run in runs:
+        for name, b in run.builds.items():
+            idx = f"{b.index_mb:,.0f}" if b.index_mb is not None else "-"
+            lines.append(
+                f"| {run.size:,} | {run.lang} | {name} | {b.seconds:.1f} | {b.rss_delta_mb:,.0f} | {b.peak_extra_mb:,.0f} | {idx} | {b.note} |"
+            )
+    lines += ["", "## Index memory per configuration (what a query process holds)", ""]
+    lines += [
+        "| chunks | lang | postings | terms | vector index MB | BM25 MB | total MB | per 1M chunks GB |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for run in runs:
+        vec = run.builds.get("faiss HNSW") or run.builds["faiss IndexFlatIP (exact)"]
+        bm = run.builds["ours BM25Index"]
+        total = (vec.index_mb or 0) + (bm.index_mb or 0)
+        lines.append(
+            f"| {run.size:,} | {run.lang} | {run.postings:,} | {run.vocab_terms:,} | {vec.index_mb:,.0f} | {bm.index_mb:,.0f} | {total:,.0f} | {total / 1000 * 1e6 / run.size:.2f} |"
+        )
+    lines += ["", "## Agreement and notes", ""]
+    for run in runs:
+        for name, value in run.agreement.items():
+            lines.append(f"- {run.size:,} {run.lang}: {name}: {value:.3f}")
+        for note in run.notes:
+            lines.append(f"- {run.size:,} {run.lang}: {note}")
+    return lines
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')} rss {rss_mb():,.0f} MB] {message}", flush=True)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    defaults = HnswParams()
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sizes", default="100000,1000000", help="comma-separated corpus sizes")
+    p.add_argument("--langs", default="en,zh", help="comma-separated: en, zh")
+    p.add_argument("--queries", type=int, default=200)
+    p.add_argument(
+        "--baseline-queries", type=int, default=0, help="time the baseline on fewer queries (0: all)"
+    )
+    p.add_argument("--candidates", type=int, default=50, help="per-retriever depth before fusion")
+    p.add_argument("--dim", type=int, default=384)
+    p.add_argument("--vocab-size", type=int, default=100_000)
+    p.add_argument(
+        "--hnsw-threshold", type=int, default=defaults.threshold, help="HNSW from this many chunks"
+    )
+    p.add_argument("--hnsw-m", type=int, default=defaults.m)
+    p.add_argument("--ef-construction", type=int, default=defaults.ef_construction)
+    p.add_argument("--ef-search", type=int, default=defaults.ef_search)
+    p.add_argument("--skip-baseline-above", type=int, default=100_000)
+    p.add_argument("--build-threads", type=int, default=2)
+    p.add_argument("--cache-dir", type=Path, default=Path("/tmp/agentic_rag_bench_retrieval"))
+    p.add_argument("--no-cache", action="store_true", help="always rebuild the HNSW graph")
+    p.add_argument("--tokenizer-passages", type=int, default=2000, help="0 skips the tokenizer measurement")
+    p.add_argument("--json", type=Path, help="also write the raw figures here")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    try:
+        args.sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
+    except ValueError:
+        p.error(f"--sizes must be comma-separated integers, got {args.sizes!r}")
+    args.langs = [s.strip() for s in args.langs.split(",") if s.strip()]
+    if bad := [lang for lang in args.langs if lang not in ("en", "zh")]:
+        p.error(f"--langs accepts en and zh, got {bad}")
+    if args.queries < 1 or any(s < TOP_K for s in args.sizes):
+        p.error(f"--queries must be >= 1 and every size >= {TOP_K}")
+    if args.no_cache:
+        args.cache_dir = None
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    log(f"faiss {faiss.__version__}, numpy {np.__version__}, {os.cpu_count()} cpus, args {vars(args)}")
+    lines: list[str] = []
+    if args.tokenizer_passages > 0:
+        lines += ["## Tokenizer throughput (retrievers.tokenize.tokenize, one thread)", ""]
+        lines += tokenizer_throughput(args.tokenizer_passages) + [""]
+        print("\n".join(lines), flush=True)
+    runs: list[Run] = []
+    for size in args.sizes:
+        runs += run_size(size, args)
+        print("\n".join(report(runs[-len(args.langs) :])), flush=True)
+    print("\n# Summary\n")
+    print("\n".join(lines + report(runs)))
+    if args.json:
+        args.json.write_text(json.dumps([asdict(r) for r in runs], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

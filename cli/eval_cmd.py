@@ -1,0 +1,75 @@
+"""`python main.py eval DATASET_DIR [--modes ...] [--k 1,5,10] [--limit N] [--out DIR]`"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from pathlib import Path
+
+from cli.common import add_common, print_json, settings_from
+from graph.routing import MODES
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError("k values must be positive integers")
+    return values
+
+
+def _modes(text: str) -> list[str]:
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown mode(s) {unknown}; choose from {', '.join(MODES)}")
+    return modes
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("eval", help="evaluate retrieval and answers on a dataset folder")
+    p.add_argument("dataset", help="folder with corpus.jsonl + queries.jsonl, or a name under ../shared/data")
+    p.add_argument("--modes", type=_modes, default=list(MODES))
+    p.add_argument("--k", type=_ints, default=[1, 5, 10], dest="ks")
+    p.add_argument("--limit", type=int, help="evaluate only the first N queries")
+    p.add_argument("--out", type=Path, help="output folder (default eval_out/<dataset>)")
+    p.add_argument("--reranker", help="none | e5 | lexical | cross-encoder:DIR")
+    add_common(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from evaluators.datasets import load_dataset, resolve_dataset_dir
+    from evaluators.harness import run_evaluation
+    from evaluators.modes import build_modes
+
+    settings = settings_from(args, reranker=args.reranker)
+    dataset = load_dataset(resolve_dataset_dir(args.dataset), limit=args.limit)
+    out = args.out or Path("eval_out") / dataset.name
+    runners, close = build_modes(
+        dataset,
+        settings,
+        args.modes,
+        index_dir=Path(args.index_dir) if args.index_dir else None,
+        progress=not args.json,
+    )
+    # With --json the table goes to stderr so stdout holds one JSON document.
+    table_stream = sys.stderr if args.json else sys.stdout
+    try:
+        with contextlib.redirect_stdout(table_stream):
+            summaries = run_evaluation(
+                dataset,
+                runners,
+                args.ks,
+                out,
+                settings_snapshot=settings.model_dump(mode="json"),
+                progress=True,
+            )
+    finally:
+        close()
+    if args.json:
+        print_json({s.mode: s.metrics for s in summaries})
+    return 0

@@ -1,0 +1,32 @@
+"""Fixture corpora for graph tests: the shared bilingual corpus plus a two-hop chain."""
+
+from __future__ import annotations
+
+from retrievers.types import Chunk
+from tests.corpus import corpus_chunks
+
+# The answer ("Marta Kowalczyk") sits in a passage that shares no words with the question; it is
+# reachable only through the bridge entity ("Harbor Lights Festival") named in the first passage.
+TWO_HOP = [
+    (
+        "hop-1",
+        "Quillon Bridge",
+        "The Quillon Bridge was opened in 1932 as part of the Harbor Lights Festival celebrations.",
+    ),
+    (
+        "hop-2",
+        "Harbor Lights Festival",
+        "The Harbor Lights Festival was founded by the painter Marta Kowalczyk, who also designed its lanterns.",
+    ),
+    ("noise-1", "River Ferries", "River ferries carried passengers across the bay before 1930."),
+    ("noise-2", "Lantern Making", "Paper lanterns are traditionally made from bamboo frames and rice paper."),
+]
+TWO_HOP_QUESTION = "Who founded the celebrations during which the Quillon Bridge was opened?"
+
+
+def graph_corpus() -> list[Chunk]:
+    extra = [
+        Chunk(id=cid, text=text, source=f"history/{cid}.md", title=title, heading_path=[title], language="en")
+        for cid, title, text in TWO_HOP
+    ]
+    return corpus_chunks() + extra
