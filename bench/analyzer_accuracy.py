@@ -67,7 +67,9 @@ def labelled_report(rows: list[dict], show_errors: bool) -> dict[str, dict[str, 
             for scope in scopes:
                 hits[scope]["sub_query_count"].append(len(analysis["sub_queries"]) == gold)
     table: dict[str, dict[str, float]] = {}
-    print(f"Labelled questions: {len(rows)} (dev: rules were written with these in view; heldout: written after)")
+    print(
+        f"Labelled questions: {len(rows)} (dev: rules were written with these in view; heldout: written after)"
+    )
     header = f"{'scope':<6} {'n':>4} " + " ".join(
         f"{f:>20}" for f in ("language", *FIELDS, "sub_query_count")
     )

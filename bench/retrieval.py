@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import os
 
-for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-    os.environ[_var] = "1"
+os.environ["OMP_NUM_THREADS"] = "1"
+os.environ["MKL_NUM_THREADS"] = "1"
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import argparse
@@ -36,39 +37,23 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import faiss
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from retrievers.bm25 import BM25Index  # noqa: E402
-from retrievers.fusion import reciprocal_rank_fusion  # noqa: E402
-from retrievers.types import Chunk, ScoredChunk  # noqa: E402
-from retrievers.vector_index import HnswParams, VectorIndex  # noqa: E402
+from retrievers.bm25 import BM25Index
+from retrievers.fusion import reciprocal_rank_fusion
+from retrievers.types import Chunk, ScoredChunk
+from retrievers.vector_index import HnswParams, VectorIndex
 
 TOP_K = 10
 RRF_K = 60
 SKIP_TOP_WORDS = 50
 EN_ONSETS = [
-    "b",
-    "c",
-    "d",
-    "f",
-    "g",
-    "h",
-    "j",
-    "k",
-    "l",
-    "m",
-    "n",
-    "p",
-    "r",
-    "s",
-    "t",
-    "v",
-    "w",
-    "z",
+    *"bcdfghjklmnprstvwz",
     "br",
     "ch",
     "cl",
@@ -81,7 +66,8 @@ EN_ONSETS = [
     "st",
     "th",
     "tr",
-] + [""]
+    "",
+]
 EN_VOWELS = ["a", "e", "i", "o", "u", "ai", "ea", "ou", "io"]
 EN_CODAS = ["", "", "", "n", "r", "s", "t", "l", "m", "nd", "st", "ng"]
 CJK_RANGE = ("\u4e00", "\u9fff")
@@ -130,12 +116,12 @@ class Build:
     note: str = ""
 
 
-def measured_build(make: Callable[[], object]) -> tuple[object, Build]:
+def measured_build(make: Callable[..., object], *args: object) -> tuple[Any, Build]:
     gc.collect()
     before = rss_mb()
     reset_peak()
     start = time.perf_counter()
-    built = make()
+    built = make(*args)
     seconds = time.perf_counter() - start
     gc.collect()
     return built, Build(seconds, rss_mb() - before, peak_mb() - before)
@@ -290,6 +276,12 @@ def overlap(a: Sequence[np.ndarray | list[int]], b: Sequence[np.ndarray | list[i
     return float(np.mean([h / s for h, s in zip(hits, sizes, strict=True)]))
 
 
+def okapi_mb(okapi: Any) -> float:
+    dicts = sum(sys.getsizeof(d) for d in okapi.doc_freqs) + sys.getsizeof(okapi.doc_freqs)
+    lists = sys.getsizeof(okapi.doc_len) + sys.getsizeof(okapi.idf) + 24 * len(okapi.idf)
+    return (dicts + lists) / 1e6
+
+
 def faiss_mb(index: faiss.Index) -> float:
     return faiss.serialize_index(index).nbytes / 1e6
 
@@ -309,12 +301,12 @@ def build_hnsw(
     name = f"hnsw_n{n}_d{dim}_m{params.m}_efc{params.ef_construction}"
     if cache is not None and (cache / f"{name}.faiss").exists():
         meta = json.loads((cache / f"{name}.json").read_text())
-        index, build = measured_build(lambda: faiss.read_index(str(cache / f"{name}.faiss")))
+        index, build = measured_build(faiss.read_index, str(cache / f"{name}.faiss"))
         build.seconds = meta["seconds"]
         build.note = f"graph loaded from cache; build time of its first build ({meta['threads']} threads)"
         return VectorIndex(index, params.ef_search), build
     faiss.omp_set_num_threads(threads)
-    vindex, build = measured_build(lambda: VectorIndex.build(vectors, dim, params))
+    vindex, build = measured_build(VectorIndex.build, vectors, dim, params)
     faiss.omp_set_num_threads(1)
     build.note = f"{threads} build threads"
     if cache is not None:
@@ -329,7 +321,7 @@ def run_size(size: int, args: argparse.Namespace) -> list[Run]:
     log(f"== {size:,} chunks: generating {dim}-d unit vectors")
     vectors = random_unit(size, dim, seed=args.seed + 1)
     qvecs = random_unit(args.queries, dim, seed=args.seed + 2)
-    flat, flat_build = measured_build(lambda: VectorIndex.build(vectors, dim, HnswParams(threshold=0)))
+    flat, flat_build = measured_build(VectorIndex.build, vectors, dim, HnswParams(threshold=0))
     flat_build.index_mb = faiss_mb(flat.index)
     params = HnswParams(args.hnsw_threshold, args.hnsw_m, args.ef_construction, args.ef_search)
     hnsw: VectorIndex | None = None
@@ -372,7 +364,7 @@ def measure_language(
     queries = make_queries(vocab, nq, rng)
     log(f"corpus ready in {time.perf_counter() - start:.0f} s ({sum(map(len, docs)):,} tokens)")
 
-    bm25, build = measured_build(lambda: BM25Index.build(docs))
+    bm25, build = measured_build(BM25Index.build, docs)
     matrix_mb, vocab_mb = bm25_mb(bm25)
     build.index_mb = matrix_mb + vocab_mb
     build.note = f"matrix {matrix_mb:.0f} MB + vocabulary dict {vocab_mb:.0f} MB"
@@ -408,8 +400,6 @@ def measure_language(
         run.notes.append(f"baseline skipped: {size:,} > --skip-baseline-above {args.skip_baseline_above:,}")
     else:
         measure_baseline(run, args, docs, queries, qvecs, flat, bm25)
-    del docs, bm25
-    gc.collect()
 
 
 def measure_baseline(
@@ -429,7 +419,9 @@ def measure_baseline(
         run.notes.append(f"baseline skipped: needs ~{need_mb:,.0f} MB, {available_mb():,.0f} MB available")
         return
     log(f"building rank_bm25.BM25Okapi over {run.size:,} chunks")
-    okapi, build = measured_build(lambda: BM25Okapi(docs, k1=bm25.k1, b=bm25.b))
+    okapi, build = measured_build(BM25Okapi, docs, None, bm25.k1, bm25.b)
+    build.index_mb = okapi_mb(okapi)
+    build.note = "Python dicts (sys.getsizeof; term strings shared with the corpus)"
     run.builds["baseline rank_bm25.BM25Okapi"] = build
     log(f"BM25Okapi built in {build.seconds:.0f} s")
     raw = flat.index  # the baseline's IndexFlatIP is the same FAISS object, searched directly
@@ -456,8 +448,6 @@ def measure_baseline(
         rrf([bm25.top_k(queries[i], cand)[0], flat.search(qvecs[i], cand)[0]])[:TOP_K] for i in range(nq)
     ]
     run.agreement["exact hybrid top-10 ours vs baseline"] = overlap(ours_hy, [hybrid(i) for i in range(nq)])
-    del okapi
-    gc.collect()
 
 
 def pydantic_fusion_cost(n: int) -> np.ndarray:
@@ -610,7 +600,7 @@ def main(argv: list[str] | None = None) -> int:
     lines: list[str] = []
     if args.tokenizer_passages > 0:
         lines += ["## Tokenizer throughput (retrievers.tokenize.tokenize, one thread)", ""]
-        lines += tokenizer_throughput(args.tokenizer_passages) + [""]
+        lines += [*tokenizer_throughput(args.tokenizer_passages), ""]
         print("\n".join(lines), flush=True)
     runs: list[Run] = []
     for size in args.sizes:

@@ -39,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from graph.context import build_context
     from graph.run import ask
     from memory.checkpointer import open_checkpointer
+    from memory.threads import cap_checkpoints
     from retrievers.types import Filters
 
     settings = settings_from(args, brain=args.brain)
@@ -58,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
             mode=args.mode,
             filters=Filters.from_pairs(args.filter) if args.filter else None,
         )
+        if saver is not None:
+            cap_checkpoints(saver, args.thread, settings.max_checkpoints_per_thread)
     if args.json:
         print_json(result.model_dump())
     else:

@@ -91,6 +91,9 @@ def summarise(
     """Average the per-query metrics (undefined ones left out) and add latency and model-call cost."""
     ks = _check_ks(ks)
     queries = {query.id: query for query in dataset.queries}
+    unknown = [r.query_id for r in results if r.query_id not in queries]
+    if unknown:
+        raise ValueError(f"results for queries not in {dataset.name!r}: {unknown[:5]}")
     multi_hop = is_multi_hop(dataset)
     answer_metrics = dataset.has_answers and any(r.answer is not None for r in results if r.error is None)
     per_query = [

@@ -12,13 +12,16 @@ from langgraph.types import Send
 from graph.schemas import QueryAnalysis
 from nodes.common import ctx, dump_hits, event, filters_of, load_hits, mode_of, question_of
 from nodes.retrieve import depth, retrieval_update
-from retrievers.fusion import reciprocal_rank_fusion
+from providers.offline_brain.decompose import strip_bridge
+from retrievers.multi_hop import fuse_hops
 
 
 def sub_queries_of(state: dict[str, Any]) -> list[str]:
     analysis = QueryAnalysis.model_validate(state.get("analysis") or {})
     query = state.get("query") or question_of(state)
-    subs = [q for q in analysis.sub_queries if q.strip()]
+    # Second-hop templates ("spouse of <director of X>") are searched without their brackets; the
+    # bridge entities found by the first hop get their own searches in merge_hops.
+    subs = [strip_bridge(q) for q in analysis.sub_queries if q.strip()]
     # A rewritten query replaces the original question; sub-queries still add their angles.
     return list(dict.fromkeys([*subs, query]))
 
@@ -43,30 +46,26 @@ def search_sub_query(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
 def merge_hops(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
     started = time.perf_counter()
     context = ctx(runtime)
-    rankings = {f"hop1:{h['query']}": load_hits(h["hits"]) for h in state.get("hop_hits") or []}
+    first = {h["query"]: load_hits(h["hits"]) for h in state.get("hop_hits") or []}
     question = question_of(state)
-    bridges: list[str] = []
+    second: dict = {}
     if mode_of(state, context) == "agentic":
-        multi_hop = context.retrievers.multi_hop
-        bridges = multi_hop.bridges(question, rankings)
-        for bridge in bridges:
-            rankings[f"hop2:{bridge}"] = context.retrievers.hybrid.search(
-                f"{bridge} {question}", depth(context), filters_of(state)
-            )
-    fused = reciprocal_rank_fusion(rankings, k=context.settings.rrf_k)[: depth(context)]
+        for bridge in context.retrievers.multi_hop.bridges(question, first):
+            second[bridge] = context.retrievers.hybrid.search(bridge, depth(context), filters_of(state))
+    fused = fuse_hops(first, second, rrf_k=context.settings.rrf_k)[: depth(context)]
     update = retrieval_update(state, "multi_hop", fused, state.get("query") or question)
     tried = update["queries_tried"]
-    for key in rankings:
-        sub = key.split(":", 1)[1]
+    for sub in first:
         if sub not in tried:
             tried.append(sub)
+    bridges = list(second)
     update["hop_hits"] = [{"__reset__": True}]
     update["trace"] = [
         event(
             "retrieve_multi_hop",
             started,
             context,
-            f"{len(rankings) - len(bridges)} sub-queries, {len(bridges)} bridge hops",
+            f"{len(first)} sub-queries, {len(bridges)} bridge hops",
             hits=len(fused),
         )
     ]

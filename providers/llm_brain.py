@@ -185,6 +185,7 @@ class LLMBrain:
         self._quiet = _non_streaming(model)
         self._structured_ok = structured_method != "prompt"
         self._local = threading.local()
+        self._runnables: dict[tuple[type[BaseModel], str], Runnable] = {}
 
     @classmethod
     def from_settings(cls, settings: Settings, fallback: Brain, **options: Any) -> LLMBrain:
@@ -427,6 +428,12 @@ class LLMBrain:
         raise _GiveUp(f"unparseable JSON after {attempts} replies: {errors[-1] if errors else ''}")
 
     def _structured_runnable(self, schema: type[BaseModel], step: str) -> Runnable:
+        key = (schema, step)
+        if key not in self._runnables:
+            self._runnables[key] = self._build_structured(schema, step)
+        return self._runnables[key]
+
+    def _build_structured(self, schema: type[BaseModel], step: str) -> Runnable:
         method = self.structured_method
         target: Any = schema
         if method == "json_schema":

@@ -245,7 +245,8 @@ def make_reranker(
 ) -> Reranker | None:
     """Build the reranker named by ``spec`` (see ``RERANKER_CHOICES``); "none" gives None.
 
-    ``embedder`` is the model that rescores for "e5" (multilingual-e5-small when None). ``cache_dir``
+    ``embedder`` is the first stage's embedder: "e5" reuses it when it already is multilingual-e5-small
+    and loads e5 otherwise (rescoring with the first stage's own model would change nothing). ``cache_dir``
     holds the passage-embedding cache file; without it the cache lives in memory for this process.
     ``blend`` overrides the first-stage weight of the "e5" and "lexical" rerankers.
     """
@@ -256,7 +257,8 @@ def make_reranker(
         return LexicalReranker() if blend is None else LexicalReranker(blend=blend)
     if spec == "e5":
         cache = EmbeddingCache(Path(cache_dir) / CACHE_FILE if cache_dir is not None else None)
-        return EmbeddingReranker(embedder or E5SmallEmbedder(), cache, blend=blend or 0.0)
+        e5 = embedder if embedder is not None and embedder.name == E5SmallEmbedder.name else E5SmallEmbedder()
+        return EmbeddingReranker(e5, cache, blend=blend or 0.0)
     if spec.startswith("cross-encoder:"):
         raw = spec.split(":", 1)[1].strip()
         if not raw:

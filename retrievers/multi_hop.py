@@ -13,6 +13,7 @@ from retrievers.fusion import reciprocal_rank_fusion
 from retrievers.types import Filters, ScoredChunk
 
 _NAME_RE = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of|de|the|von|van|and)?\s*[A-Z][\w'’.-]*)*")
+_ARTICLE_RE = re.compile(r"^(?:The|A|An)\s+")
 _ZH_NAME_RE = re.compile(r"《([^》]{1,30})》|「([^」]{1,30})」|“([^”]{1,30})”")
 
 
@@ -44,31 +45,56 @@ class MultiHopRetriever:
         queries = list(dict.fromkeys([q for q in (sub_queries or []) if q.strip()])) or [query]
         if query not in queries:
             queries.append(query)
-        rankings = {f"hop1:{q}": self.base.search(q, k, filters) for q in queries}
-        if self.second_hop:
-            for bridge in self.bridges(query, rankings):
-                rankings[f"hop2:{bridge}"] = self.base.search(f"{bridge} {query}", k, filters)
-        fused = reciprocal_rank_fusion(rankings, k=self.rrf_k)
-        for hit in fused:
-            hit.ranks = _collapse_ranks(hit.ranks)
-        return fused[:k]
+        first = {q: self.base.search(q, k, filters) for q in queries}
+        second = (
+            {b: self.base.search(b, k, filters) for b in self.bridges(query, first)}
+            if self.second_hop
+            else {}
+        )
+        return fuse_hops(first, second, rrf_k=self.rrf_k)[:k]
 
     def bridges(self, query: str, rankings: dict[str, list[ScoredChunk]]) -> list[str]:
-        """Titles and names from the top first-hop passages that the question does not mention."""
+        """Names mentioned in the top first-hop passages that the question does not mention.
+
+        A passage's own title is not a bridge (searching it finds the same passage again).
+        """
         seen_query = query.lower()
         found: list[str] = []
         for hits in rankings.values():
             for hit in hits[: self.bridge_docs]:
-                for name in [hit.chunk.title, *_names(hit.chunk.text)]:
-                    name = name.strip()
-                    if len(name) > 2 and name.lower() not in seen_query and name not in found:
-                        found.append(name)
+                for name in _names(hit.chunk.text):
+                    if name.lower() in seen_query or name.lower() == hit.chunk.title.lower() or name in found:
+                        continue
+                    found.append(name)
         return found[: self.max_bridges]
 
 
+def fuse_hops(
+    first: dict[str, list[ScoredChunk]], second: dict[str, list[ScoredChunk]], *, rrf_k: int = 60
+) -> list[ScoredChunk]:
+    """Fuse within each hop, then fuse the two hops as equals.
+
+    Fusing every list at once would favour chunks that many first-hop queries agree on and bury
+    the second hop's single best passage, which is the one a bridge question needs.
+    """
+    hop1 = reciprocal_rank_fusion({f"hop1:{q}": hits for q, hits in first.items()}, k=rrf_k)
+    if not second:
+        fused = hop1
+    else:
+        # The passages the bridges came from are already on top of hop 1; hop 2 is for new ones.
+        known = {hit.id for hit in hop1[:3]}
+        hop2 = reciprocal_rank_fusion(
+            {f"hop2:{q}": [h for h in hits if h.id not in known] for q, hits in second.items()}, k=rrf_k
+        )
+        fused = reciprocal_rank_fusion({"hop1": hop1, "hop2": hop2}, k=rrf_k)
+    for hit in fused:
+        hit.ranks = _collapse_ranks(hit.ranks)
+    return fused
+
+
 def _names(text: str) -> list[str]:
-    names = [m.group().strip() for m in _NAME_RE.finditer(text[:600])]
-    names = [n for n in names if " " in n or len(n) > 3]
+    names = [_ARTICLE_RE.sub("", m.group().strip()) for m in _NAME_RE.finditer(text[:600])]
+    names = [n for n in names if " " in n]  # single capitalised words are mostly sentence starts
     names += [next(g for g in m.groups() if g) for m in _ZH_NAME_RE.finditer(text[:600])]
     return names[:6]
 

@@ -16,10 +16,13 @@ TWO_HOP = [
     (
         "hop-2",
         "Harbor Lights Festival",
-        "The Harbor Lights Festival was founded by the painter Marta Kowalczyk, who also designed its lanterns.",
+        "Marta Kowalczyk, a painter, started the Harbor Lights Festival and designed its paper lanterns.",
     ),
     ("noise-1", "River Ferries", "River ferries carried passengers across the bay before 1930."),
     ("noise-2", "Lantern Making", "Paper lanterns are traditionally made from bamboo frames and rice paper."),
+    ("noise-3", "Bridge openings", "Many bridges were opened with celebrations, parades and fireworks in the 1930s."),
+    ("noise-4", "City founders", "The city was founded by merchants who built the first harbor wall."),
+    ("noise-5", "Quillon Street", "Quillon Street runs from the old market to the bridge and was paved in 1928."),
 ]
 TWO_HOP_QUESTION = "Who founded the celebrations during which the Quillon Bridge was opened?"
 

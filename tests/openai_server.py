@@ -16,6 +16,7 @@ Use the ``openai_server`` fixture (import it into a test module or conftest)::
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import uuid
@@ -131,6 +132,37 @@ def by_step(actions: dict[str, Action | Callable[[dict[str, Any]], Action]]) -> 
         return chosen(body) if callable(chosen) else chosen
 
     return respond
+
+
+def plausible_reply(body: dict[str, Any]) -> Action:
+    """A sensible reply for any brain step, read off the request, for scripting whole graph runs.
+
+    analyze: factual/hybrid; judge: every passage relevant and sufficient; rewrite and contextualize:
+    the question itself; compress: the first sentence of each passage; answer: the first passage's
+    opening cited as [1]; check_support: every sentence supported.
+    """
+    step, user = step_of(body), user_text(body)
+    asked = re.findall(r"Question:\n(.*?)(?:\n\n|$)", user, re.S)
+    question = asked[-1].strip() if asked else user.strip()
+    if step == "analyze":
+        return reply_json({"query_type": "factual", "recommended_strategy": "hybrid", "sub_queries": []})
+    if step == "judge":
+        numbers = sorted({int(n) for n in re.findall(r"^\[(\d+)\] ", user, re.M)})
+        judgements = [{"n": n, "relevance": 0.9, "reason": "on topic"} for n in numbers]
+        return reply_json({"judgements": judgements, "is_sufficient": True, "suggested_action": "answer"})
+    if step == "rewrite":
+        return reply(f"{question} details")
+    if step == "contextualize":
+        return reply(user.rsplit("Latest user message:\n", 1)[-1].strip())
+    if step == "compress":
+        return reply_json({"keep": re.findall(r"^\[(\d+\.1)\] ", user, re.M)})
+    if step == "answer":
+        first = re.search(r"^\[1\] [^:]*: (.{1,80})", user, re.M)
+        return reply(f"{first.group(1).strip() if first else question} [1]")
+    if step == "check_support":
+        count = len(re.findall(r"^\d+\. ", user.split("Answer sentences:", 1)[-1], re.M))
+        return reply_json({"supported": [True] * count})
+    return http_error(400, "openai_server: request is not a brain step", retry_after_ms=None)
 
 
 def _unscripted(body: dict[str, Any]) -> Action:

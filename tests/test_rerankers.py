@@ -222,6 +222,7 @@ def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_cross_encoder_folder_scores_and_sorts_candidates(tiny_cross_encoder: Path) -> None:
     from sentence_transformers import CrossEncoder
 
@@ -244,6 +245,11 @@ def test_cross_encoder_folder_scores_and_sorts_candidates(tiny_cross_encoder: Pa
 class TestFactory:
     def test_none_means_no_reranker(self) -> None:
         assert make_reranker("none") is None
+
+    def test_e5_rescores_with_e5_whatever_the_first_stage_embedder(self) -> None:
+        reranker = make_reranker("e5", embedder=make_embedder("use-multilingual"))
+        assert isinstance(reranker, EmbeddingReranker)
+        assert reranker.name == "e5" and reranker.embedder.name == "e5-small-int4"
 
     def test_lexical_and_blend_override(self) -> None:
         reranker = make_reranker("lexical", blend=0.2)

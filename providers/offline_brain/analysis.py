@@ -21,7 +21,9 @@ from providers.offline_brain.decompose import (
 )
 from retrievers.tokenize import contains_cjk, detect_language, identifiers_in, tokenize
 
-_QUOTED = re.compile(r"\"([^\"]{2,80})\"|“([^”]{1,80})”|「([^」]{1,80})」|`([^`]{1,80})`|(?<!\w)'([^']{3,80})'(?!\w)")
+_QUOTED = re.compile(
+    r"\"([^\"]{2,80})\"|“([^”]{1,80})”|「([^」]{1,80})」|`([^`]{1,80})`|(?<!\w)'([^']{3,80})'(?!\w)"
+)
 _TITLE = re.compile(r"《([^》]{1,80})》")
 
 # ---- query type ---------------------------------------------------------------------------------
@@ -149,9 +151,78 @@ _CAP_NAME = re.compile(
 )
 _CAP_WORD = re.compile(r"\b[A-Z][a-z][\w-]*\b")
 _SENTENCE_START_WORDS = frozenset(
-    """what which who whom whose how why when where is are was were do does did can could should would will
-    compare explain describe list name give tell show find in on for the a an and or of vs versus between
-    if please also""".split()
+    [
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "how",
+        "why",
+        "when",
+        "where",
+        "is",
+        "are",
+        "was",
+        "were",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+        "compare",
+        "explain",
+        "describe",
+        "list",
+        "name",
+        "give",
+        "tell",
+        "show",
+        "find",
+        "in",
+        "on",
+        "for",
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "of",
+        "vs",
+        "versus",
+        "between",
+        "if",
+        "please",
+        "also",
+    ]
+)
+_QUESTION_WORDS = frozenset(
+    [
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "how",
+        "why",
+        "when",
+        "where",
+        "is",
+        "are",
+        "was",
+        "were",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+    ]
 )
 _FLAG = re.compile(r"(?<![\w-])--?[a-zA-Z][\w-]*")
 _CALL = re.compile(r"\b[A-Za-z_][\w.]*\(\)")
@@ -202,7 +273,9 @@ def extract_entities(question: str) -> list[str]:
         entities += _zh_entities(question)
     for match in _CAP_NAME.finditer(question):
         words = match.group(0).split()
-        while words and words[0].lower() in _SENTENCE_START_WORDS:
+        # "Compare ..." at the start is a verb; "On the Origin of Species" mid-sentence is a title
+        strip = _SENTENCE_START_WORDS if match.start() == 0 else _QUESTION_WORDS
+        while words and words[0].lower() in strip:
             words = words[1:]
         if len(words) >= 2 or (words and match.start() > 0):
             entities.append(" ".join(words))
@@ -218,11 +291,89 @@ def extract_entities(question: str) -> list[str]:
 # ---- key terms (shared with judge / extractive) --------------------------------------------------
 
 QUESTION_FILLER = frozenset(
-    """explain describ compar differ differ differenc between versus vs pros cons advantag disadvantag tell
-    know want need pleas step steps way ways use work mean happen exampl list name give show find detail
-    overview introduct 区别 不同 对比 比较 差异 异同 优缺点 优劣 特点 介绍 一下 说明 解释 分析 原因 为何 哪里
-    哪儿 哪一 哪些 多少 几 怎样 如何 怎么 步骤 方法 问题 请问 呢 吗 么 是不是 能否 可否 一般 主要 具体 分别 各自
-    表现 哪个 什么样 有何 什么 意思""".split()
+    [
+        "explain",
+        "describ",
+        "compar",
+        "differ",
+        "differ",
+        "differenc",
+        "between",
+        "versus",
+        "vs",
+        "pros",
+        "cons",
+        "advantag",
+        "disadvantag",
+        "tell",
+        "know",
+        "want",
+        "need",
+        "pleas",
+        "step",
+        "steps",
+        "way",
+        "ways",
+        "use",
+        "work",
+        "mean",
+        "happen",
+        "exampl",
+        "list",
+        "name",
+        "give",
+        "show",
+        "find",
+        "detail",
+        "overview",
+        "introduct",
+        "区别",
+        "不同",
+        "对比",
+        "比较",
+        "差异",
+        "异同",
+        "优缺点",
+        "优劣",
+        "特点",
+        "介绍",
+        "一下",
+        "说明",
+        "解释",
+        "分析",
+        "原因",
+        "为何",
+        "哪里",
+        "哪儿",
+        "哪一",
+        "哪些",
+        "多少",
+        "几",
+        "怎样",
+        "如何",
+        "怎么",
+        "步骤",
+        "方法",
+        "问题",
+        "请问",
+        "呢",
+        "吗",
+        "么",
+        "是不是",
+        "能否",
+        "可否",
+        "一般",
+        "主要",
+        "具体",
+        "分别",
+        "各自",
+        "表现",
+        "哪个",
+        "什么样",
+        "有何",
+        "什么",
+        "意思",
+    ]
 )
 
 
@@ -230,6 +381,11 @@ def key_terms(text: str) -> list[str]:
     """Content terms of a question or sentence (tokenizer terms minus stopwords and question filler)."""
     terms = [t for t in tokenize(text) if t not in QUESTION_FILLER and len(t) > 0]
     return list(dict.fromkeys(terms))
+
+
+def drop_identifier_parts(terms: list[str]) -> list[str]:
+    """Drop "ef" and "construction" when "ef_construction" is there: the tokenizer adds parts for recall."""
+    return [t for t in terms if not any(t != o and t in re.split(r"[-_.+/]", o) for o in terms)]
 
 
 def surface_terms(text: str) -> dict[str, str]:
@@ -247,7 +403,9 @@ _VAGUE = re.compile(
     r"\b(?:thing|things|stuff|something|somehow|kind of|sort of|whatever)\b|那个|那种|这种|之类|东西|某种|那玩意",
     re.IGNORECASE,
 )
-_CLAUSE_MARKS = re.compile(r"[,，;；]|\b(?:and|but|while|whereas|if|when|because)\b|并且|而且|以及|同时|如果|因为")
+_CLAUSE_MARKS = re.compile(
+    r"[,，;；]|\b(?:and|but|while|whereas|if|when|because)\b|并且|而且|以及|同时|如果|因为"
+)
 
 
 def _length(question: str) -> int:
@@ -317,6 +475,7 @@ def analyze_question(question: str) -> QueryAnalysis:
 __all__ = [
     "analyze_question",
     "classify_type",
+    "drop_identifier_parts",
     "estimate_complexity",
     "exact_terms",
     "extract_entities",

@@ -108,9 +108,61 @@ _ZH_CONNECTORS = frozenset(
     {"、", "和", "与", "跟", "同", "及", "以及", "vs", "VS", "Vs", "versus", "对", "或"}
 )
 _ZH_LIST_BOUNDARY = frozenset(
-    "的 在 有 是 各自 分别 之间 区别 差异 不同 比较 对比 异同 优缺点 优劣 上 中 方面 哪个 谁 ， , ？ ? 。 "
-    "： : 请 一下 请问 有何 有什么 有哪些 什么 如何 怎么 怎样 为什么 哪些 吗 呢 了 对于 关于 中的 里 "
-    "都 还 能 会 可以 应该 需要".split()
+    [
+        "的",
+        "在",
+        "有",
+        "是",
+        "各自",
+        "分别",
+        "之间",
+        "区别",
+        "差异",
+        "不同",
+        "比较",
+        "对比",
+        "异同",
+        "优缺点",
+        "优劣",
+        "上",
+        "中",
+        "方面",
+        "哪个",
+        "谁",
+        "，",
+        ",",
+        "？",
+        "?",
+        "。",
+        "：",
+        ":",
+        "请",
+        "一下",
+        "请问",
+        "有何",
+        "有什么",
+        "有哪些",
+        "什么",
+        "如何",
+        "怎么",
+        "怎样",
+        "为什么",
+        "哪些",
+        "吗",
+        "呢",
+        "了",
+        "对于",
+        "关于",
+        "中的",
+        "里",
+        "都",
+        "还",
+        "能",
+        "会",
+        "可以",
+        "应该",
+        "需要",
+    ]
 )
 _ZH_FILLER = (
     "有什么区别",
@@ -226,8 +278,41 @@ _EN_BOUNDARY_PREP = re.compile(
     re.IGNORECASE,
 )
 _EN_FUNCTION = frozenset(
-    "the a an of is are was were be between compare comparing and what which who how why when where do does "
-    "did list name give tell me about in on for to".split()
+    [
+        "the",
+        "a",
+        "an",
+        "of",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "between",
+        "compare",
+        "comparing",
+        "and",
+        "what",
+        "which",
+        "who",
+        "how",
+        "why",
+        "when",
+        "where",
+        "do",
+        "does",
+        "did",
+        "list",
+        "name",
+        "give",
+        "tell",
+        "me",
+        "about",
+        "in",
+        "on",
+        "for",
+        "to",
+    ]
 )
 _WH_START = re.compile(
     r"^(?:what|which|who|whom|whose|how|why|when|where|is|are|was|were|do|does|did|can|could|should|will)\b",
@@ -392,8 +477,51 @@ _EN_CUT = re.compile(
 )
 _ZH_LEAD = re.compile(r"^(?:请问|请|什么是|如何|怎么|怎样|为什么|为何|介绍一下|介绍|解释一下|解释|说说)\s*")
 _ZH_PREDICATE = frozenset(
-    "是 是什么 是啥 有 有哪些 有什么 有何 怎么 怎么样 如何 怎样 为什么 为何 是否 能否 可以 应该 需要 会 能 吗 呢 "
-    "在哪 在哪里 哪 哪里 哪些 哪个 多少 几 什么 很 太 总是 经常 还 都 也 ， , 。 ？ ?".split()
+    [
+        "是",
+        "是什么",
+        "是啥",
+        "有",
+        "有哪些",
+        "有什么",
+        "有何",
+        "怎么",
+        "怎么样",
+        "如何",
+        "怎样",
+        "为什么",
+        "为何",
+        "是否",
+        "能否",
+        "可以",
+        "应该",
+        "需要",
+        "会",
+        "能",
+        "吗",
+        "呢",
+        "在哪",
+        "在哪里",
+        "哪",
+        "哪里",
+        "哪些",
+        "哪个",
+        "多少",
+        "几",
+        "什么",
+        "很",
+        "太",
+        "总是",
+        "经常",
+        "还",
+        "都",
+        "也",
+        "，",
+        ",",
+        "。",
+        "？",
+        "?",
+    ]
 )
 
 
@@ -422,12 +550,12 @@ def topic_of(question: str) -> str:
     return " ".join(words[:5]).strip(" ,")
 
 
-def _resolve_pronouns(clause: str, topic: str) -> str:
+def _resolve_pronouns(clause: str, topic: str, first_clause: str) -> str:
     if contains_cjk(clause):
         return _ZH_PRONOUN.sub(topic, clause, count=1)
 
-    if topic[:1].islower() and " " not in topic and not re.search(r"\d", topic):
-        topic = f"the {topic}"
+    if re.search(rf"\b(?:the|a|an)\s+{re.escape(topic)}\b", first_clause, re.IGNORECASE):
+        topic = f"the {topic}"  # "create an index … delete it" → "delete the index"
 
     def repl(match: re.Match[str]) -> str:
         word = match.group(1).lower()
@@ -449,7 +577,7 @@ def _clauses(question: str) -> list[str]:
         if len(parts) < 2:
             return []
     topic = topic_of(parts[0])
-    resolved = [parts[0]] + [_resolve_pronouns(p, topic) for p in parts[1:]]
+    resolved = [parts[0]] + [_resolve_pronouns(p, topic, parts[0]) for p in parts[1:]]
     resolved = [p.rstrip("?？") for p in resolved]
     if not contains_cjk(q):
         resolved = [p[0].upper() + p[1:] + ("?" if _WH_START.match(p) else "") for p in resolved]
@@ -459,13 +587,85 @@ def _clauses(question: str) -> list[str]:
 # ---- bridge (nested relation) questions -----------------------------------------------------------
 
 EN_RELATIONAL = frozenset(
-    """director directors author authors writer writers spouse spouses wife wives husband husbands founder
-    founders co-founder ceo president presidents capital capitals inventor inventors creator creators father
-    mother son daughter parents children brother sister designer designers architect architects composer
-    composers owner owners leader leaders head heads mayor mayors king queen producer producers developer
-    developers maintainer maintainers publisher publishers manufacturer manufacturers headquarters
-    birthplace coach coaches chairman successor predecessor star stars singer singers members member
-    winner winners chancellor governor governors prime""".split()
+    [
+        "director",
+        "directors",
+        "author",
+        "authors",
+        "writer",
+        "writers",
+        "spouse",
+        "spouses",
+        "wife",
+        "wives",
+        "husband",
+        "husbands",
+        "founder",
+        "founders",
+        "co-founder",
+        "ceo",
+        "president",
+        "presidents",
+        "capital",
+        "capitals",
+        "inventor",
+        "inventors",
+        "creator",
+        "creators",
+        "father",
+        "mother",
+        "son",
+        "daughter",
+        "parents",
+        "children",
+        "brother",
+        "sister",
+        "designer",
+        "designers",
+        "architect",
+        "architects",
+        "composer",
+        "composers",
+        "owner",
+        "owners",
+        "leader",
+        "leaders",
+        "head",
+        "heads",
+        "mayor",
+        "mayors",
+        "king",
+        "queen",
+        "producer",
+        "producers",
+        "developer",
+        "developers",
+        "maintainer",
+        "maintainers",
+        "publisher",
+        "publishers",
+        "manufacturer",
+        "manufacturers",
+        "headquarters",
+        "birthplace",
+        "coach",
+        "coaches",
+        "chairman",
+        "successor",
+        "predecessor",
+        "star",
+        "stars",
+        "singer",
+        "singers",
+        "members",
+        "member",
+        "winner",
+        "winners",
+        "chancellor",
+        "governor",
+        "governors",
+        "prime",
+    ]
 )
 _EN_RANKED = re.compile(
     r"^(?:the\s+)?(?:top|first|last|largest|biggest|smallest|highest|lowest|most|least|best|oldest|newest|"

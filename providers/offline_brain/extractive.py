@@ -16,14 +16,14 @@ from providers.offline_brain.decompose import decompose, strip_bridge
 from providers.tokens import count_tokens, truncate_to_tokens
 from retrievers.tokenize import detect_language
 
-_SENTENCE_END = re.compile(
-    r"(?<=[。！？；!?;])\s*|(?<=[.])\s+(?=[A-Z0-9\u4e00-\u9fff\"“(\[])|\n+"
-)
+_SENTENCE_END = re.compile(r"(?<=[。！？；!?;])\s*|(?<=[.])\s+(?=[A-Z0-9\u4e00-\u9fff\"“(\[])|\n+")
 _CITATION = re.compile(r"\[(\d+(?:\s*[,，]\s*\d+)*)\]")
 _ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|vs|Dr|Mr|Mrs|Ms|Fig|No|cf|approx)\.$", re.IGNORECASE)
 _LEAD_ZH = "根据资料："
 _LEAD_EN = "According to the documents:"
-_LEAD_PREFIX = re.compile(r"^(?:根据资料：|现有资料提到：|According to the documents:\s*|What they do say:\s*)")
+_LEAD_PREFIX = re.compile(
+    r"^(?:根据资料：|现有资料提到：|According to the documents:\s*|What they do say:\s*)"
+)
 _DISCLAIMER = re.compile(r"^(?:根据现有资料无法确定|This cannot be determined from the documents)")
 
 
@@ -147,7 +147,11 @@ def extractive_answer(question: str, passages: list[Passage], threshold: float =
     if insufficient:
         what = "、".join(missing) if zh else ", ".join(missing)
         if zh:
-            head = f"根据现有资料无法确定答案：资料中缺少关于“{what}”的信息。" if missing else "根据现有资料无法确定答案。"
+            head = (
+                f"根据现有资料无法确定答案：资料中缺少关于“{what}”的信息。"
+                if missing
+                else "根据现有资料无法确定答案。"
+            )
             text = f"{head}现有资料提到：{body}" if body else head
         else:
             head = (
@@ -170,7 +174,11 @@ def _cite(items: list[_Scored], passages: list[Passage], zh: bool) -> str:
         marker = "".join(f"[{n}]" for n in dict.fromkeys(numbers))
         end = re.search(r"[。！？；.!?;]$", sentence)
         if end:
-            parts.append(f"{sentence[:-1]} {marker}{sentence[-1]}" if not zh else f"{sentence[:-1]}{marker}{sentence[-1]}")
+            parts.append(
+                f"{sentence[:-1]} {marker}{sentence[-1]}"
+                if not zh
+                else f"{sentence[:-1]}{marker}{sentence[-1]}"
+            )
         else:
             parts.append(f"{sentence} {marker}" if not zh else f"{sentence}{marker}。")
     return ("" if zh else " ").join(parts)
@@ -200,7 +208,9 @@ def _is_connective(sentence: str) -> bool:
     )
 
 
-def check_answer_support(answer: str, passages: list[Passage], threshold: float = 0.6) -> list[SentenceSupport]:
+def check_answer_support(
+    answer: str, passages: list[Passage], threshold: float = 0.6
+) -> list[SentenceSupport]:
     """One verdict per answer sentence: supported when its terms are mostly found in the cited passages."""
     by_number = {p.number: p for p in passages}
     results: list[SentenceSupport] = []
@@ -209,7 +219,9 @@ def check_answer_support(answer: str, passages: list[Passage], threshold: float 
         bare = _LEAD_PREFIX.sub("", _CITATION.sub("", sentence).strip())
         if not cited:
             ok = _is_connective(sentence)
-            results.append(SentenceSupport(sentence=sentence, cited=[], supported=ok, score=1.0 if ok else 0.0))
+            results.append(
+                SentenceSupport(sentence=sentence, cited=[], supported=ok, score=1.0 if ok else 0.0)
+            )
             continue
         terms = key_terms(bare)
         evidence = " ".join(f"{by_number[n].heading} {by_number[n].text}" for n in cited if n in by_number)

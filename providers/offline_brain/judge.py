@@ -9,7 +9,7 @@ and their ratio to the best score are used.
 from __future__ import annotations
 
 from graph.schemas import ChunkJudgement, QueryAnalysis, RetrievalEvaluation, SuggestedAction
-from providers.offline_brain.analysis import key_terms, surface_terms
+from providers.offline_brain.analysis import drop_identifier_parts, key_terms, surface_terms
 from providers.offline_brain.decompose import strip_bridge
 from retrievers.types import ScoredChunk
 
@@ -57,8 +57,9 @@ def evaluate(
         return RetrievalEvaluation(
             judgements=[],
             is_sufficient=False,
-            missing_info=[surface.get(t, t) for t in terms] or [question],
-            suggested_action=_action(analysis, chunks, True, [], low_coverage=True),
+            missing_info=drop_identifier_parts([surface.get(t, t) for t in terms])
+            or [q for q in [question] if q.strip()],
+            suggested_action=_action(analysis, chunks, False, [], low_coverage=True),
             reasoning="no chunks were retrieved",
         )
     signals = score_signal(chunks)
@@ -69,7 +70,9 @@ def evaluate(
         relevance = round(min(1.0, _SCORE_WEIGHT * signal + (1 - _SCORE_WEIGHT) * cov), 4)
         judgements.append(
             ChunkJudgement(
-                chunk_id=chunk.id, relevance=relevance, reason=f"covers {cov:.0%} of key terms, score signal {signal:.2f}"
+                chunk_id=chunk.id,
+                relevance=relevance,
+                reason=f"covers {cov:.0%} of key terms, score signal {signal:.2f}",
             )
         )
     top = sorted(range(len(chunks)), key=lambda i: -judgements[i].relevance)[:TOP_K]
@@ -90,13 +93,20 @@ def evaluate(
 
     ident_terms = {t for ident in analysis.identifiers for t in key_terms(ident)}
     missing_identifiers = [t for t in missing_terms if t in ident_terms]
-    missing = [surface.get(t, t) for t in missing_terms] + uncovered_subs
-    action = _action(analysis, chunks, sufficient, uncovered_subs, low_coverage=covered < threshold,
-                     missing_identifiers=bool(missing_identifiers))
+    missing = drop_identifier_parts([surface.get(t, t) for t in missing_terms]) + uncovered_subs
+    action = _action(
+        analysis,
+        chunks,
+        sufficient,
+        uncovered_subs,
+        low_coverage=covered < threshold,
+        missing_identifiers=bool(missing_identifiers),
+    )
     reasoning = (
         f"top {len(top)} chunks cover {covered:.0%} of {len(terms)} key terms (threshold {threshold:.0%})"
         + (f"; {len(uncovered_subs)} sub-queries uncovered" if uncovered_subs else "")
         + ("" if any_relevant else "; no chunk is relevant")
+        + (f"; {len(tried)} queries tried" if tried else "")
         + f"; action {action}."
     )
     return RetrievalEvaluation(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from graph.schemas import RetrievalEvaluation
-from providers.offline_brain.analysis import extract_entities, key_terms, surface_terms
-from providers.offline_brain.decompose import strip_bridge, topic_of
+from providers.offline_brain.analysis import drop_identifier_parts, extract_entities, key_terms, surface_terms
+from providers.offline_brain.decompose import decompose, strip_bridge, topic_of
 from retrievers.tokenize import contains_cjk, tokenize
 
 
@@ -23,10 +23,11 @@ def candidate_rewrites(question: str, evaluation: RetrievalEvaluation) -> list[s
     """Rewrites in order of preference: missing sub-query, missing terms plus core entity, keywords only."""
     zh = contains_cjk(question)
     surface = surface_terms(question)
-    keywords = [surface.get(t, t) for t in key_terms(question)]
+    keywords = drop_identifier_parts([surface.get(t, t) for t in key_terms(question)])
     entities = extract_entities(question)
     core = entities[0] if entities else topic_of(question)
-    subs = [strip_bridge(m) for m in evaluation.missing_info if len(tokenize(m)) >= 2 or len(m) > 12]
+    own_subs = set(decompose(question))
+    subs = [strip_bridge(m) for m in evaluation.missing_info if m in own_subs or len(tokenize(m)) >= 4]
     terms = [m for m in evaluation.missing_info if strip_bridge(m) not in subs]
     candidates: list[str] = list(subs)
     if terms:
