@@ -55,6 +55,8 @@ class Settings(BaseSettings):
     llm_timeout_s: float = Field(default=60.0, gt=0)
     llm_max_retries: int = Field(default=2, ge=0)
     llm_temperature: float = Field(default=0.0, ge=0, le=2)
+    llm_structured_method: Literal["json_schema", "function_calling", "json_mode", "prompt"] = "json_schema"
+    llm_parse_attempts: int = Field(default=2, ge=1, description="model replies tried before falling back")
     brain: Literal["auto", "offline", "llm"] = "auto"
 
     # --- ingestion ---------------------------------------------------------------------------

@@ -114,17 +114,18 @@ class Build:
     peak_extra_mb: float
     index_mb: float | None = None
     note: str = ""
+    cpu_seconds: float | None = None  # all threads of this process; other jobs on the box do not count
 
 
 def measured_build(make: Callable[..., object], *args: object) -> tuple[Any, Build]:
     gc.collect()
     before = rss_mb()
     reset_peak()
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     built = make(*args)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     gc.collect()
-    return built, Build(seconds, rss_mb() - before, peak_mb() - before)
+    return built, Build(seconds, rss_mb() - before, peak_mb() - before, cpu_seconds=cpu)
 
 
 # --- synthetic data ------------------------------------------------------------------------------------
@@ -235,15 +236,16 @@ def baseline_top(scores: np.ndarray, k: int) -> np.ndarray:
     return order[scores[order] > 0]
 
 
-def latencies(fn: Callable[[int], object], n: int, warmup: int = 5) -> np.ndarray:
+def latencies(fn: Callable[[int], object], n: int, warmup: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """Wall and thread-CPU milliseconds per call; CPU time is what other jobs on a shared box cannot inflate."""
     for i in range(min(warmup, n)):
         fn(i)
-    out = np.empty(n)
+    wall, cpu = np.empty(n), np.empty(n)
     for i in range(n):
-        start = time.perf_counter()
+        c0, w0 = time.thread_time_ns(), time.perf_counter_ns()
         fn(i)
-        out[i] = (time.perf_counter() - start) * 1000
-    return out
+        wall[i], cpu[i] = (time.perf_counter_ns() - w0) / 1e6, (time.thread_time_ns() - c0) / 1e6
+    return wall, cpu
 
 
 @dataclass
@@ -251,10 +253,19 @@ class Latency:
     p50: float
     p95: float
     mean: float
+    cpu_p50: float
+    cpu_p95: float
 
     @classmethod
-    def of(cls, ms: np.ndarray) -> Latency:
-        return cls(float(np.percentile(ms, 50)), float(np.percentile(ms, 95)), float(ms.mean()))
+    def of(cls, measured: tuple[np.ndarray, np.ndarray]) -> Latency:
+        wall, cpu = measured
+        return cls(
+            float(np.percentile(wall, 50)),
+            float(np.percentile(wall, 95)),
+            float(wall.mean()),
+            float(np.percentile(cpu, 50)),
+            float(np.percentile(cpu, 95)),
+        )
 
 
 @dataclass
@@ -302,7 +313,7 @@ def build_hnsw(
     if cache is not None and (cache / f"{name}.faiss").exists():
         meta = json.loads((cache / f"{name}.json").read_text())
         index, build = measured_build(faiss.read_index, str(cache / f"{name}.faiss"))
-        build.seconds = meta["seconds"]
+        build.seconds, build.cpu_seconds = meta["seconds"], meta.get("cpu_seconds")
         build.note = f"graph loaded from cache; build time of its first build ({meta['threads']} threads)"
         return VectorIndex(index, params.ef_search), build
     faiss.omp_set_num_threads(threads)
@@ -312,7 +323,8 @@ def build_hnsw(
     if cache is not None:
         cache.mkdir(parents=True, exist_ok=True)
         vindex.save(cache / f"{name}.faiss")
-        (cache / f"{name}.json").write_text(json.dumps({"seconds": build.seconds, "threads": threads}))
+        meta = {"seconds": build.seconds, "cpu_seconds": build.cpu_seconds, "threads": threads}
+        (cache / f"{name}.json").write_text(json.dumps(meta))
     return vindex, build
 
 
@@ -427,15 +439,20 @@ def measure_baseline(
     raw = flat.index  # the baseline's IndexFlatIP is the same FAISS object, searched directly
     nq, cand = min(run.queries, args.baseline_queries or run.queries), args.candidates
 
+    seen_keyword: dict[int, np.ndarray] = {}
+    seen_hybrid: dict[int, list[int]] = {}
+
     def keyword(i: int) -> np.ndarray:
-        return baseline_top(okapi.get_scores(queries[i]), TOP_K)
+        seen_keyword[i] = baseline_top(okapi.get_scores(queries[i]), TOP_K)
+        return seen_keyword[i]
 
     def vector(i: int, k: int = TOP_K) -> np.ndarray:
         ids = raw.search(qvecs[i].reshape(1, -1), k)[1][0]
         return ids[ids >= 0]
 
     def hybrid(i: int) -> list[int]:
-        return rrf([baseline_top(okapi.get_scores(queries[i]), cand), vector(i, cand)])[:TOP_K]
+        seen_hybrid[i] = rrf([baseline_top(okapi.get_scores(queries[i]), cand), vector(i, cand)])[:TOP_K]
+        return seen_hybrid[i]
 
     run.latency["baseline keyword"] = Latency.of(latencies(keyword, nq, warmup=1))
     run.latency["baseline vector (exact)"] = Latency.of(latencies(vector, nq))
@@ -443,14 +460,16 @@ def measure_baseline(
     if nq < run.queries:
         run.notes.append(f"baseline timed on the first {nq} queries")
     ours_kw = [bm25.top_k(queries[i], TOP_K)[0] for i in range(nq)]
-    run.agreement["keyword top-10 ours vs rank_bm25"] = overlap(ours_kw, [keyword(i) for i in range(nq)])
+    run.agreement["keyword top-10 ours vs rank_bm25"] = overlap(ours_kw, [seen_keyword[i] for i in range(nq)])
     ours_hy = [
         rrf([bm25.top_k(queries[i], cand)[0], flat.search(qvecs[i], cand)[0]])[:TOP_K] for i in range(nq)
     ]
-    run.agreement["exact hybrid top-10 ours vs baseline"] = overlap(ours_hy, [hybrid(i) for i in range(nq)])
+    run.agreement["exact hybrid top-10 ours vs baseline"] = overlap(
+        ours_hy, [seen_hybrid[i] for i in range(nq)]
+    )
 
 
-def pydantic_fusion_cost(n: int) -> np.ndarray:
+def pydantic_fusion_cost(n: int) -> tuple[np.ndarray, np.ndarray]:
     """What the real fusion adds on top of the engines: RRF over ScoredChunk objects (50 + 50)."""
 
     def hits(name: str, offset: int) -> list[ScoredChunk]:
@@ -474,23 +493,23 @@ def tokenizer_throughput(limit: int) -> list[str]:
 
     sets = {"zh (drcd_dev)": "drcd_dev", "en (scifact_train)": "scifact_train"}
     rows = [
-        "| text | passages | chars | tokens | seconds | chars/s | tokens/s |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| text | passages | chars | tokens | wall s | CPU s | chars/s (CPU) | tokens/s (CPU) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     tokenize("预热 jieba warm-up")  # loads jieba's dictionary once, outside the timing
     for label, name in sets.items():
         path = Path("/work/shared/data") / name / "corpus.jsonl"
         if not path.exists():
-            rows.append(f"| {label} | data not found at {path} | | | | | |")
+            rows.append(f"| {label} | data not found at {path} | | | | | | |")
             continue
         with path.open(encoding="utf-8") as handle:
             texts = [json.loads(line)["text"] for _, line in zip(range(limit), handle, strict=False)]
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.thread_time()
         tokens = sum(len(tokenize(t)) for t in texts)
-        secs = time.perf_counter() - start
+        wall, secs = time.perf_counter() - start, time.thread_time() - cpu_start
         chars = sum(map(len, texts))
         rows.append(
-            f"| {label} | {len(texts):,} | {chars:,} | {tokens:,} | {secs:.2f} | {chars / secs:,.0f} | {tokens / secs:,.0f} |"
+            f"| {label} | {len(texts):,} | {chars:,} | {tokens:,} | {wall:.2f} | {secs:.2f} | {chars / secs:,.0f} | {tokens / secs:,.0f} |"
         )
     return rows
 
@@ -499,35 +518,37 @@ def tokenizer_throughput(limit: int) -> list[str]:
 def report(runs: list[Run]) -> list[str]:
     lines = ["## Latency, top-10, one thread (ms)", ""]
     lines += [
-        "| chunks | lang | path | p50 | p95 | mean | baseline p50 | speedup (p50) |",
-        "|---:|---|---|---:|---:|---:|---:|---:|",
+        "| chunks | lang | path | p50 | p95 | mean | CPU p50 | CPU p95 | baseline p50 | speedup (p50) | speedup (CPU p50) |",
+        "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for run in runs:
-        for name, lat in run.latency.items():
-            if name.startswith("baseline"):
-                continue
+        ours = [(n, lat) for n, lat in run.latency.items() if not n.startswith("baseline")]
+        base_rows = [(n, lat) for n, lat in run.latency.items() if n.startswith("baseline")]
+        for name, lat in ours + base_rows:
             kind = name.split()[1] if name.startswith("ours") else ""
             base = run.latency.get(f"baseline {kind} (exact)") or run.latency.get(f"baseline {kind}")
-            base_txt = f"{base.p50:.2f}" if base else "-"
-            speed = f"{base.p50 / lat.p50:.1f}x" if base and name.startswith("ours") and lat.p50 > 0 else "-"
+            cells = ["-", "-", "-"]
+            if base and name.startswith("ours"):
+                cells = [
+                    f"{base.p50:.2f}",
+                    f"{base.p50 / lat.p50:.1f}x",
+                    f"{base.cpu_p50 / lat.cpu_p50:.1f}x",
+                ]
             lines.append(
-                f"| {run.size:,} | {run.lang} | {name} | {lat.p50:.2f} | {lat.p95:.2f} | {lat.mean:.2f} | {base_txt} | {speed} |"
+                f"| {run.size:,} | {run.lang} | {name} | {lat.p50:.2f} | {lat.p95:.2f} | {lat.mean:.2f} "
+                f"| {lat.cpu_p50:.2f} | {lat.cpu_p95:.2f} | {' | '.join(cells)} |"
             )
-        for name, lat in run.latency.items():
-            if name.startswith("baseline"):
-                lines.append(
-                    f"| {run.size:,} | {run.lang} | {name} | {lat.p50:.2f} | {lat.p95:.2f} | {lat.mean:.2f} | | |"
-                )
     lines += ["", "## Build time and memory", ""]
     lines += [
-        "| chunks | lang | structure | build s | RSS delta MB | build peak extra MB | index MB | note |",
-        "|---:|---|---|---:|---:|---:|---:|---|",
+        "| chunks | lang | structure | build s | build CPU s | RSS delta MB | build peak extra MB | index MB | note |",
+        "|---:|---|---|---:|---:|---:|---:|---:|---|",
     ]
     for run in runs:
         for name, b in run.builds.items():
             idx = f"{b.index_mb:,.0f}" if b.index_mb is not None else "-"
+            cpu = f"{b.cpu_seconds:.1f}" if b.cpu_seconds is not None else "-"
             lines.append(
-                f"| {run.size:,} | {run.lang} | {name} | {b.seconds:.1f} | {b.rss_delta_mb:,.0f} | {b.peak_extra_mb:,.0f} | {idx} | {b.note} |"
+                f"| {run.size:,} | {run.lang} | {name} | {b.seconds:.1f} | {cpu} | {b.rss_delta_mb:,.0f} | {b.peak_extra_mb:,.0f} | {idx} | {b.note} |"
             )
     lines += ["", "## Index memory per configuration (what a query process holds)", ""]
     lines += [
@@ -596,6 +617,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    log(f"load average at start: {os.getloadavg()}")
     log(f"faiss {faiss.__version__}, numpy {np.__version__}, {os.cpu_count()} cpus, args {vars(args)}")
     lines: list[str] = []
     if args.tokenizer_passages > 0:
@@ -606,6 +628,7 @@ def main(argv: list[str] | None = None) -> int:
     for size in args.sizes:
         runs += run_size(size, args)
         print("\n".join(report(runs[-len(args.langs) :])), flush=True)
+    log(f"load average at end: {os.getloadavg()}")
     print("\n# Summary\n")
     print("\n".join(lines + report(runs)))
     if args.json:

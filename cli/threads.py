@@ -53,7 +53,7 @@ def resolve_thread_id(saver: BaseCheckpointSaver, text: str) -> str:
         return matches[0]
     if matches:
         raise ThreadNotFoundError(f"{wanted!r} matches several threads: {', '.join(sorted(matches))}")
-    raise ThreadNotFoundError(f"no conversation thread {wanted!r} (python main.py threads list shows them)")
+    raise ThreadNotFoundError(f"no conversation thread {wanted!r}")
 
 
 def when(stamp: datetime | None) -> str:

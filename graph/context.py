@@ -33,18 +33,14 @@ def make_brain(settings: Settings) -> Brain:
     offline = OfflineBrain(sufficiency_threshold=settings.sufficiency_threshold)
     if not settings.llm_configured:
         return offline
-    from providers.llm import make_chat_model
     from providers.llm_brain import LLMBrain
 
-    model = make_chat_model(
-        base_url=settings.openai_base_url,
-        api_key=settings.openai_api_key,
-        model=settings.llm_model,
-        timeout_s=settings.llm_timeout_s,
-        max_retries=settings.llm_max_retries,
-        temperature=settings.llm_temperature,
+    return LLMBrain.from_settings(
+        settings,
+        offline,
+        structured_method=settings.llm_structured_method,
+        parse_attempts=settings.llm_parse_attempts,
     )
-    return LLMBrain(model, fallback=offline)
 
 
 def build_context(settings: Settings | None = None, *, index_dir: Path | None = None) -> AgentContext:

@@ -426,7 +426,7 @@ class _MarkdownBlocks:
                 self.i += 1  # a blank line inside a loose list
                 continue
             break
-        self._add("list", _inline_markdown("\n".join(items)))
+        self._add("list", _inline_markdown(_join_list_items(items)))
         return True
 
     def _quote(self, line: str) -> bool:
@@ -473,6 +473,24 @@ class _MarkdownBlocks:
             self.blocks.append(Block(kind=kind, text=text, level=level))  # type: ignore[arg-type]
 
 
+_NESTED_ITEM_RE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)")
+
+
+def _join_list_items(lines: list[str]) -> str:
+    """One line per list item: wrapped continuation lines join their item; fenced code stays as is."""
+    items: list[list[str]] = []
+    in_fence = False
+    for line in lines:
+        fence = _FENCE_RE.match(line.strip())
+        if in_fence or fence or not items or _NESTED_ITEM_RE.match(line):
+            items.append([line.rstrip()])
+        else:
+            items[-1].append(line.strip())
+        if fence:
+            in_fence = not in_fence
+    return "\n".join(_join_lines(item) if len(item) > 1 else item[0] for item in items)
+
+
 def _strip_tags(line: str) -> str:
     return re.sub(r"<[^>]+>", "", line).strip()
 
@@ -491,6 +509,11 @@ def _unwrap_soft(lines: list[str]) -> str:
 # --------------------------------------------------------------------------------------------------
 
 _DROPPED_TAGS = ("script", "style", "nav", "noscript", "template", "svg", "iframe", "head")
+# bs4's html.parser builder slows down quadratically with many unclosed void tags (<br>, <img>);
+# written self-closing they cost nothing.
+_VOID_TAG_RE = re.compile(
+    r"<(br|img|hr|meta|link|input|wbr|area|base|col|embed|source|track|param)\b([^<>]*?)\s*/?>", re.I
+)
 _HEADING_TAGS = {f"h{n}": n for n in range(1, 7)}
 _INLINE_TAGS = frozenset(
     [
@@ -535,13 +558,11 @@ def parse_html(data: bytes) -> tuple[str | None, list[Block]]:
 
     declared = _CHARSET_RE.search(data[:4096])
     text = decode_text(data, declared=declared.group(1).decode("ascii") if declared else None)
-    soup = BeautifulSoup(text, "html.parser")
+    soup = BeautifulSoup(_VOID_TAG_RE.sub(r"<\1\2/>", text), "html.parser")
     title_tag = soup.find("title")
     title = _short_title(title_tag.get_text()) if title_tag else None
     for tag in soup.find_all(_DROPPED_TAGS):
         tag.decompose()
-    for br in soup.find_all("br"):
-        br.replace_with("\n")
     walker = _HtmlBlocks()
     walker.walk(soup.find("body") or soup)
     walker.flush()
@@ -570,15 +591,15 @@ class _HtmlBlocks:
                 continue
             name = child.name.lower()
             if name in _INLINE_TAGS and not child.find(_block_like):
-                self.inline.append(child.get_text())
+                self.inline.append("\n" if name == "br" else _text_of(child))
                 continue
             self.flush()
             if name in _HEADING_TAGS:
-                self._add("heading", _collapse_whitespace(child.get_text()), _HEADING_TAGS[name])
+                self._add("heading", _collapse_whitespace(_text_of(child)), _HEADING_TAGS[name])
             elif name in ("p", "blockquote", "address"):
-                self._add("paragraph", _collapse_whitespace(child.get_text()))
+                self._add("paragraph", _collapse_whitespace(_text_of(child)))
             elif name == "pre":
-                self._add("code", child.get_text().strip("\n"))
+                self._add("code", _text_of(child).strip("\n"))
             elif name in ("ul", "ol") and child.find("li", recursive=False):
                 self._add("list", _html_list(child, ordered=name == "ol"))
             elif name == "table":
@@ -599,6 +620,21 @@ class _HtmlBlocks:
         text = text.strip()
         if text:
             self.blocks.append(Block(kind=kind, text=text, level=level))  # type: ignore[arg-type]
+
+
+def _text_of(node) -> str:  # type: ignore[no-untyped-def]
+    """Visible text of an element with ``<br>`` as a line break (comments and CDATA left out)."""
+    from bs4 import NavigableString
+    from bs4.element import PreformattedString
+
+    parts = []
+    for item in node.descendants:
+        if isinstance(item, NavigableString):
+            if not isinstance(item, PreformattedString):
+                parts.append(str(item))
+        elif item.name == "br":
+            parts.append("\n")
+    return "".join(parts)
 
 
 def _block_like(tag) -> bool:  # type: ignore[no-untyped-def]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import psycopg
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 from psycopg.rows import dict_row
 
@@ -43,6 +44,18 @@ def redact_url(url: str) -> str:
     return re.sub(r"(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", url)
 
 
+def _serializer(allowed_types: Iterable[type]) -> JsonPlusSerializer | None:
+    """Strict deserialisation limited to LangGraph's safe types plus ``allowed_types``, when given.
+
+    LangGraph loads any stored class by default and warns that this will be blocked; naming the state's
+    own types (pydantic models, dataclasses) silences that and refuses everything else. A compiled graph
+    adds its state schema's types itself, but a saver read directly (thread listings) needs them here.
+    None keeps the library default.
+    """
+    modules = sorted({(t.__module__, t.__name__) for t in allowed_types})
+    return JsonPlusSerializer(allowed_msgpack_modules=modules) if modules else None
+
+
 def _connect_sqlite(path: Path) -> sqlite3.Connection:
     """A connection shared across threads (the saver locks itself), in WAL mode so readers never block."""
     target = str(path)
@@ -62,8 +75,8 @@ def _connect_sqlite(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _sqlite_saver(conn: sqlite3.Connection, path: Path) -> SqliteSaver:
-    saver = SqliteSaver(conn)
+def _sqlite_saver(conn: sqlite3.Connection, path: Path, serde: JsonPlusSerializer | None) -> SqliteSaver:
+    saver = SqliteSaver(conn, serde=serde)
     try:
         saver.setup()
     except sqlite3.DatabaseError as exc:
@@ -107,27 +120,31 @@ def _setup_postgres(saver: PostgresSaver, url: str) -> None:
 
 
 @contextmanager
-def open_checkpointer(*, sqlite_path: Path, postgres_url: str | None = None) -> Iterator[BaseCheckpointSaver]:
+def open_checkpointer(
+    *, sqlite_path: Path, postgres_url: str | None = None, allowed_types: Iterable[type] = ()
+) -> Iterator[BaseCheckpointSaver]:
     """Yield a set-up checkpointer: PostgreSQL when ``postgres_url`` is given, else the SQLite file."""
+    serde = _serializer(allowed_types)
     if postgres_url:
         with _connect_postgres(postgres_url) as conn:
-            saver = PostgresSaver(conn)
+            saver = PostgresSaver(conn, serde=serde)
             _setup_postgres(saver, postgres_url)
             yield saver
         return
     path = Path(sqlite_path)
     conn = _connect_sqlite(path)
     try:
-        yield _sqlite_saver(conn, path)
+        yield _sqlite_saver(conn, path, serde)
     finally:
         conn.close()
 
 
 @asynccontextmanager
 async def open_async_checkpointer(
-    *, sqlite_path: Path, postgres_url: str | None = None
+    *, sqlite_path: Path, postgres_url: str | None = None, allowed_types: Iterable[type] = ()
 ) -> AsyncIterator[BaseCheckpointSaver]:
     """The async twin of :func:`open_checkpointer`, for ``graph.ainvoke``/``astream`` in async servers."""
+    serde = _serializer(allowed_types)
     if postgres_url:
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
@@ -145,7 +162,7 @@ async def open_async_checkpointer(
                 f"cannot connect to the PostgreSQL checkpoint store at {redact_url(postgres_url)}: {reason}"
             ) from exc
         async with aconn:
-            asaver = AsyncPostgresSaver(aconn)
+            asaver = AsyncPostgresSaver(aconn, serde=serde)
             try:
                 await asaver.setup()
             except psycopg.Error as exc:
@@ -165,10 +182,12 @@ async def open_async_checkpointer(
         conn = await aiosqlite.connect(str(path), timeout=SQLITE_BUSY_TIMEOUT_S)
     except sqlite3.Error as exc:
         raise CheckpointerError(f"cannot open checkpoint database {path}: {exc}") from exc
-    async with conn:
-        saver = AsyncSqliteSaver(conn)
+    try:
+        saver = AsyncSqliteSaver(conn, serde=serde)
         try:
             await saver.setup()
         except sqlite3.DatabaseError as exc:
             raise CheckpointerError(f"{path} is not a usable checkpoint database: {exc}") from exc
         yield saver
+    finally:
+        await conn.close()

@@ -114,7 +114,9 @@ def _thread_counts(saver: BaseCheckpointSaver) -> dict[str, int]:
 
 
 def _info(thread_id: str, count: int, head: CheckpointTuple) -> ThreadInfo:
-    return ThreadInfo(thread_id=thread_id, n_checkpoints=count, updated_at=_timestamp(head), title=_title(head))
+    return ThreadInfo(
+        thread_id=thread_id, n_checkpoints=count, updated_at=_timestamp(head), title=_title(head)
+    )
 
 
 def _heads(saver: BaseCheckpointSaver) -> Iterator[tuple[str, int, CheckpointTuple]]:
@@ -183,9 +185,7 @@ def cap_checkpoints(saver: BaseCheckpointSaver, thread_id: str, keep: int) -> in
         raise ValueError(f"keep must be at least 1, got {keep}")
     backend = _backend(saver)
     if backend is None:
-        raise TypeError(
-            f"cap_checkpoints supports SqliteSaver and PostgresSaver, not {type(saver).__name__}"
-        )
+        raise TypeError(f"cap_checkpoints supports SqliteSaver and PostgresSaver, not {type(saver).__name__}")
     return backend.cap(thread_id, keep)
 
 
@@ -273,7 +273,9 @@ class _SqliteBackend:
                     )
                     deleted += int(cur.fetchone()[0])
                     for table in ("writes", "checkpoints"):
-                        cur.execute(f"DELETE FROM {table} WHERE thread_id = ? AND checkpoint_ns = ?", (thread_id, ns))
+                        cur.execute(
+                            f"DELETE FROM {table} WHERE thread_id = ? AND checkpoint_ns = ?", (thread_id, ns)
+                        )
                 else:
                     deleted += self._cap_namespace(cur, thread_id, ns, keep)[0]
             return deleted
@@ -333,8 +335,7 @@ class _PostgresBackend:
             # One snapshot for every statement: a run appending meanwhile is neither seen nor deleted.
             cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             cur.execute(
-                "SELECT 1 FROM checkpoints WHERE thread_id = %s AND "
-                "(metadata ? %s OR metadata ? %s) LIMIT 1",
+                "SELECT 1 FROM checkpoints WHERE thread_id = %s AND (metadata ? %s OR metadata ? %s) LIMIT 1",
                 (thread_id, *_DELTA_METADATA_KEYS),
             )
             if cur.fetchone():
@@ -358,7 +359,8 @@ class _PostgresBackend:
                     deleted += cur.rowcount
                     for table in ("checkpoint_writes", "checkpoint_blobs"):
                         cur.execute(
-                            f"DELETE FROM {table} WHERE thread_id = %s AND checkpoint_ns = %s", (thread_id, ns)
+                            f"DELETE FROM {table} WHERE thread_id = %s AND checkpoint_ns = %s",
+                            (thread_id, ns),
                         )
                 else:
                     deleted += self._cap_namespace(cur, thread_id, ns, keep)[0]
@@ -379,7 +381,8 @@ class _PostgresBackend:
         doomed = ids[keep:]
         where = "thread_id = %s AND checkpoint_ns = %s"
         cur.execute(
-            f"DELETE FROM checkpoint_writes WHERE {where} AND checkpoint_id = ANY(%s)", (thread_id, ns, doomed)
+            f"DELETE FROM checkpoint_writes WHERE {where} AND checkpoint_id = ANY(%s)",
+            (thread_id, ns, doomed),
         )
         cur.execute(
             f"DELETE FROM checkpoints WHERE {where} AND checkpoint_id = ANY(%s) "

@@ -32,6 +32,10 @@ OPENAI_DIMS: dict[str, int] = {
 }
 
 
+class EmbeddingError(RuntimeError):
+    """A remote embedding call failed; the message names the endpoint and the model."""
+
+
 @runtime_checkable
 class Embedder(Protocol):
     """What the index and the rerankers need from an embedding model."""
@@ -268,11 +272,17 @@ class OpenAIEmbedder(_BatchedEmbedder):
     def _encode(self, texts: list[str], *, is_query: bool) -> np.ndarray:
         # The API rejects empty strings; a single space embeds "nothing" without an error.
         inputs = [t if t.strip() else " " for t in texts]
+        import openai
+
         client = _openai_client(self.base_url, self.api_key)
-        response = client.embeddings.create(model=self.model, input=inputs, encoding_format="float")
+        try:
+            response = client.embeddings.create(model=self.model, input=inputs, encoding_format="float")
+        except openai.OpenAIError as exc:
+            where = self.base_url or "the OpenAI API"
+            raise EmbeddingError(f"embedding request to {where} failed ({self.name}): {exc}") from exc
         rows = sorted(response.data, key=lambda item: item.index)
         if len(rows) != len(inputs):
-            raise RuntimeError(
+            raise EmbeddingError(
                 f"embedding endpoint returned {len(rows)} vectors for {len(inputs)} texts ({self.name})"
             )
         matrix = np.asarray([row.embedding for row in rows], dtype=np.float32)

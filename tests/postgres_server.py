@@ -9,6 +9,7 @@ PostgreSQL refuses to run as root, so under root the server runs as the ``postgr
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
@@ -47,32 +48,47 @@ class PostgresServer:
             command = ["runuser", "-u", self.run_as, "--", *command]
         result = subprocess.run(command, capture_output=True, text=True, timeout=START_TIMEOUT_S, check=False)
         if result.returncode != 0:
-            raise RuntimeError(f"{tool} failed ({result.returncode}): {result.stderr.strip() or result.stdout}")
+            raise RuntimeError(
+                f"{tool} failed ({result.returncode}): {result.stderr.strip() or result.stdout}"
+            )
         return result
 
     def start(self) -> None:
-        self.run("initdb", "-D", str(self.data_dir), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
+        self.run(
+            "initdb", "-D", str(self.data_dir), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"
+        )
         options = (
             f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} "
             "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         )
-        self.run("pg_ctl", "-D", str(self.data_dir), "-l", str(self.root / "server.log"), "-o", options, "-w", "start")
+        self.run(
+            "pg_ctl",
+            "-D",
+            str(self.data_dir),
+            "-l",
+            str(self.root / "server.log"),
+            "-o",
+            options,
+            "-w",
+            "start",
+        )
         self.run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", DATABASE)
 
     def stop(self) -> None:
         if (self.data_dir / "postmaster.pid").exists():
-            try:
+            with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):
                 self.run("pg_ctl", "-D", str(self.data_dir), "-m", "immediate", "-w", "stop")
-            except (RuntimeError, subprocess.TimeoutExpired):
-                pass
         shutil.rmtree(self.root, ignore_errors=True)
 
 
 def find_postgres_bin() -> Path | None:
     """The newest Debian PostgreSQL ``bin`` folder that has initdb and pg_ctl."""
-    candidates = sorted(
-        glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(Path(p).parts[-3].split(".")[0])
-    )
+
+    def major(initdb: str) -> int:
+        version = Path(initdb).parts[-3].split(".")[0]
+        return int(version) if version.isdigit() else -1
+
+    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=major)
     for initdb in reversed(candidates):
         bin_dir = Path(initdb).parent
         if (bin_dir / "pg_ctl").exists():

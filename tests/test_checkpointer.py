@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import socket
 import sqlite3
 import subprocess
@@ -15,15 +16,16 @@ from typing import Annotated, Any, TypedDict
 
 import pytest
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
+from pydantic import BaseModel
 
 from memory.checkpointer import CheckpointerError, open_async_checkpointer, open_checkpointer, redact_url
-from tests.postgres_server import postgres_url  # noqa: F401  (pytest fixture)
+from tests.postgres_server import postgres_url
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -93,8 +95,11 @@ def say_in_new_process(backend: dict[str, Any], thread_id: str, text: str) -> st
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_a_thread_resumes_after_restart(backend: dict[str, Any]) -> None:
-    assert say_in_new_process(backend, "user-42", "我叫小明，记住我的名字") == "heard 1: 我叫小明，记住我的名字"
+    assert (
+        say_in_new_process(backend, "user-42", "我叫小明，记住我的名字") == "heard 1: 我叫小明，记住我的名字"
+    )
     assert say_in_new_process(backend, "user-42", "What is my name?") == (
         "heard 2: 我叫小明，记住我的名字 | What is my name?"
     )
@@ -152,7 +157,10 @@ def _closed_port() -> int:
 
 def test_unreachable_postgres_names_the_server_but_not_the_password(tmp_path: Path) -> None:
     url = f"postgresql://alice:s3cret-pw@127.0.0.1:{_closed_port()}/memory"
-    with pytest.raises(CheckpointerError) as caught, open_checkpointer(sqlite_path=tmp_path / "x", postgres_url=url):
+    with (
+        pytest.raises(CheckpointerError) as caught,
+        open_checkpointer(sqlite_path=tmp_path / "x", postgres_url=url),
+    ):
         pass
     message = str(caught.value)
     assert "cannot connect to the PostgreSQL checkpoint store" in message
@@ -173,7 +181,10 @@ def test_a_malformed_postgres_url_is_a_clear_error(tmp_path: Path) -> None:
     ("url", "shown"),
     [
         ("postgresql://app:pa:ss@db.example:5432/chat", "postgresql://app:***@db.example:5432/chat"),
-        ("postgresql://app@db/chat?password=x&sslmode=require", "postgresql://app@db/chat?password=***&sslmode=require"),
+        (
+            "postgresql://app@db/chat?password=x&sslmode=require",
+            "postgresql://app@db/chat?password=***&sslmode=require",
+        ),
         ("host=db user=app password='p w' dbname=chat", "host=db user=app password=*** dbname=chat"),
         ("postgresql:///chat", "postgresql:///chat"),
     ],
@@ -210,4 +221,32 @@ def test_one_sqlite_saver_serves_several_threads_at_once(sqlite_saver: BaseCheck
     graph = chat_graph(sqlite_saver)
     with ThreadPoolExecutor(max_workers=4) as pool:
         replies = list(pool.map(lambda i: [say(graph, f"t{i}", f"q{j}") for j in range(3)][-1], range(8)))
-    assert replies == [f"heard 3: q0 | q1 | q2" for _ in range(8)]
+    assert replies == ["heard 3: q0 | q1 | q2" for _ in range(8)]
+
+
+class Evidence(BaseModel):
+    source: str
+    score: float
+
+
+class Secret(BaseModel):
+    note: str
+
+
+def test_named_state_types_load_strictly_and_quietly(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "c.sqlite"
+    checkpoint = {
+        **empty_checkpoint(),
+        "channel_values": {"evidence": [Evidence(source="手册.md", score=0.9)], "other": Secret(note="x")},
+    }
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    with open_checkpointer(sqlite_path=path, postgres_url=None, allowed_types=[Evidence]) as saver:
+        saver.put(config, checkpoint, {}, {})
+        with caplog.at_level(logging.WARNING):
+            values = saver.get_tuple(config).checkpoint["channel_values"]
+
+    assert values["evidence"] == [Evidence(source="手册.md", score=0.9)]
+    assert not isinstance(values["other"], Secret)  # not named: refused, left as plain data
+    assert [r for r in caplog.records if "Evidence" in r.getMessage()] == []

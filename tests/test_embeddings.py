@@ -16,6 +16,7 @@ import pytest
 from providers.embeddings import (
     EMBEDDER_CHOICES,
     Embedder,
+    EmbeddingError,
     LangChainEmbeddings,
     make_embedder,
     normalise_rows,
@@ -245,6 +246,14 @@ class TestOpenAICompatibleEndpoint:
         assert embedder.dim == 8 and embedder.dim == 8
         assert len(embeddings_server.requests) == 1
         assert embedder.embed_documents([]).shape == (0, 8)
+
+    def test_a_failing_endpoint_is_reported_with_its_address(
+        self, embeddings_server: _EmbeddingsServer
+    ) -> None:
+        wrong = embeddings_server.base_url.replace("/v1", "/v2")
+        embedder = make_embedder("openai", openai_base_url=wrong, openai_model="local-embed")
+        with pytest.raises(EmbeddingError, match=r"/v2 failed \(openai:local-embed\)"):
+            embedder.embed_query("你好")
 
     def test_known_openai_models_need_no_probe(self) -> None:
         embedder = make_embedder("openai", openai_api_key="sk-unused")

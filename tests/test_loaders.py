@@ -130,6 +130,14 @@ def test_markdown_en_setext_headings_links_quotes_and_dropped_comments() -> None
     assert texts(doc, "list")[0].splitlines()[2] == "3. Run `python main.py`."
 
 
+def test_markdown_wrapped_list_items_become_one_line_each(tmp_path: Path) -> None:
+    text = "- 第一项的说明比较长，\n  换行后继续。\n- A second item that\n  wraps onto two lines\n  - nested item\n"
+    doc = load_document(write(tmp_path, "list.md", text), max_bytes=MAX)
+    assert texts(doc, "list") == [
+        "- 第一项的说明比较长，换行后继续。\n- A second item that wraps onto two lines\n  - nested item"
+    ]
+
+
 def test_markdown_without_h1_falls_back_to_first_line_then_file_stem(tmp_path: Path) -> None:
     doc = load_document(write(tmp_path, "release-notes.md", "Short first line\n\nMore text."), max_bytes=MAX)
     assert doc.title == "Short first line"
@@ -367,3 +375,11 @@ def test_every_fixture_loads() -> None:
     docs = [load_document(path, max_bytes=MAX) for path in iter_source_files([FIXTURES])]
     assert len(docs) == 4
     assert all(doc.blocks and doc.title for doc in docs)
+
+
+def test_bundled_guide_loads_in_both_languages() -> None:
+    guide = Path(__file__).parent.parent / "docs" / "guide"
+    for language in ("en", "zh"):
+        docs = [load_document(path, max_bytes=MAX) for path in iter_source_files([guide / language])]
+        assert len(docs) >= 5
+        assert any(block.kind == "table" for doc in docs for block in doc.blocks)

@@ -1,0 +1,545 @@
+"""The interactive session: `python main.py` (or `python main.py session`).
+
+Each question streams the agent's steps as they happen, then the answer with numbered citations.
+Conversations are checkpointed per thread, so follow-ups use the history and the last conversation
+resumes after a restart. Ctrl-C cancels the running question (the thread is rolled back to before it),
+never the session. With stdin not a terminal it reads one question per line, answers each in plain
+text and exits at end of input, so it can be scripted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import queue
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from cli.ask import render_answer
+from cli.common import add_common
+from graph.routing import MODES
+
+PROMPT = "» "
+HELP: list[tuple[str, str]] = [
+    ("/new", "start a new conversation thread"),
+    ("/threads", "list conversation threads (* marks the current one)"),
+    ("/switch ID", "continue another thread (a unique prefix of its id is enough)"),
+    ("/sources", "the passages behind the last answer"),
+    ("/trace", "every step the agent took for the last answer"),
+    ("/mode [MODE]", f"show or set the retrieval mode ({', '.join(MODES)})"),
+    ("/help", "this list"),
+    ("/quit", "leave (Ctrl-D too); Ctrl-C cancels a running question"),
+]
+RETRIEVE_LABEL = {"retrieve_vector": "vector", "retrieve_keyword": "keyword", "retrieve_hybrid": "hybrid"}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("session", help="interactive session (the default without a command)")
+    p.add_argument("--mode", choices=MODES, help="retrieval mode to start with (default: agentic)")
+    p.add_argument("--thread", help="continue (or start) this conversation thread")
+    p.add_argument("--new", action="store_true", help="start a new thread instead of resuming the last one")
+    p.add_argument("--brain", choices=["auto", "offline", "llm"], help="force the offline or LLM brain")
+    add_common(p, json_flag=False)
+    p.set_defaults(handler=run_session)
+
+
+# --- progress -----------------------------------------------------------------------------------------
+
+
+def step_label(entry: dict[str, Any], update: dict[str, Any]) -> str | None:
+    """A short, human label for one trace entry, or None for steps not worth a word."""
+    node = entry.get("node", "")
+    decision = str(entry.get("decision") or "")
+    if node == "contextualize":
+        if decision == "rewritten follow-up":
+            return f'follow-up: "{update.get("standalone_question", "")}"'
+        return None
+    if node == "analyze_query":
+        return "analysing"
+    if node in RETRIEVE_LABEL:
+        extra = " + vector" if "added vector" in decision else ""
+        return RETRIEVE_LABEL[node] + extra
+    if node == "retrieve_multi_hop":
+        return f"multi-hop ({decision})" if decision else "multi-hop"
+    if node == "rerank":
+        return None if decision.startswith("skipped") else "rerank"
+    if node == "evaluate":
+        if decision.startswith("skipped"):
+            return None
+        verdict, _, reason = decision.partition(" -> ")
+        if reason.startswith("retry"):
+            return f"evaluate: {verdict}, retry"
+        return f"evaluate: {verdict}" if reason in ("", verdict) else f"evaluate: {verdict} ({reason})"
+    if node == "rewrite_query":
+        query = (entry.get("counts") or {}).get("query")
+        return f'rewrite: "{query}"' if query else "rewrite"
+    if node == "generate":
+        return "answer"
+    if node == "verify":
+        return f"verify: {decision.replace(' sentences', '')}" if decision else None
+    return None
+
+
+def step_labels(update: dict[str, Any]) -> list[str]:
+    """Labels for every node update in one streamed ``updates`` chunk (parallel nodes come together)."""
+    labels = []
+    for node_update in update.values():
+        if not isinstance(node_update, dict):
+            continue
+        for entry in node_update.get("trace") or []:
+            if isinstance(entry, dict) and "node" in entry:
+                label = step_label(entry, node_update)
+                if label:
+                    labels.append(label)
+    return labels
+
+
+# --- one run in a worker thread -----------------------------------------------------------------------
+
+
+class _Run:
+    """Stream one graph run in a worker thread so Ctrl-C in the main thread stays responsive.
+
+    Cancelling stops the run at the next step boundary, where the checkpoint is consistent.
+    """
+
+    def __init__(self, stream: Callable[[], Iterator[dict[str, Any]]]) -> None:
+        self._stream = stream
+        self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.cancelled = threading.Event()
+        self.worker = threading.Thread(target=self._pump, name="agentic-rag-run", daemon=True)
+        self.worker.start()
+
+    def _pump(self) -> None:
+        iterator = self._stream()
+        try:
+            for update in iterator:
+                if self.cancelled.is_set():
+                    break
+                self.events.put(("update", update))
+        except BaseException as exc:
+            self.events.put(("error", exc))
+        finally:
+            with contextlib.suppress(Exception):
+                iterator.close()  # type: ignore[attr-defined]
+            self.events.put(("done", None))
+
+    def updates(self) -> Iterator[dict[str, Any]]:
+        """Yield updates until the run ends; re-raise the run's exception in the caller's thread."""
+        while True:
+            try:
+                kind, payload = self.events.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if kind == "update":
+                yield payload
+            elif kind == "error":
+                raise payload
+            else:
+                return
+
+    def cancel(self, wait_s: float | None = None) -> bool:
+        """Ask the run to stop and wait for it; False when it is still busy after ``wait_s``."""
+        self.cancelled.set()
+        self.worker.join(wait_s)
+        return not self.worker.is_alive()
+
+
+# --- the session ----------------------------------------------------------------------------------------
+
+
+def new_thread_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def last_thread_file(checkpoint_db: Path) -> Path:
+    """Where the last conversation's id is kept: beside the checkpoint database it belongs to."""
+    path = Path(checkpoint_db)
+    return path.with_name(path.name + ".last-thread")
+
+
+@dataclass
+class Session:
+    app: Any
+    context: Any
+    saver: Any
+    console: Console
+    state_file: Path
+    mode: str
+    interactive: bool
+    thread_id: str = field(default_factory=new_thread_id)
+    last: Any = None  # AskResult of the latest answer on this thread
+
+    # -- threads --
+
+    def has_checkpoints(self, thread_id: str) -> bool:
+        return self.saver.get_tuple({"configurable": {"thread_id": thread_id}}) is not None
+
+    def remember(self) -> None:
+        try:
+            self.state_file.parent.mkdir(parents=True, exist_ok=True)
+            self.state_file.write_text(self.thread_id + "\n", encoding="utf-8")
+        except OSError as exc:
+            self.console.print(f"[yellow]could not remember the thread in {self.state_file}: {exc}[/]")
+
+    def saved_thread(self) -> str | None:
+        try:
+            saved = self.state_file.read_text(encoding="utf-8").strip()
+        except OSError:
+            return None
+        return saved if saved and self.has_checkpoints(saved) else None
+
+    def load_last(self) -> None:
+        """The thread's latest answer (for /sources and /trace), read back from its checkpoint."""
+        from graph.run import result_from_state
+
+        state = self.app.get_state({"configurable": {"thread_id": self.thread_id}}).values
+        self.last = (
+            result_from_state(state.get("question", ""), state, time.perf_counter(), self.thread_id)
+            if state.get("answer") or state.get("error")
+            else None
+        )
+
+    def turns(self) -> int:
+        state = self.app.get_state({"configurable": {"thread_id": self.thread_id}}).values
+        return sum(1 for m in state.get("messages") or [] if getattr(m, "type", "") == "human")
+
+    # -- asking --
+
+    def ask(self, question: str) -> None:
+        from langgraph.errors import GraphRecursionError
+
+        from graph.run import build_input, result_from_state, run_config
+        from memory.threads import cap_checkpoints
+
+        settings = self.context.settings
+        config = run_config(self.context, self.thread_id)
+        before = self.app.get_state(config)
+        started = time.perf_counter()
+        run = _Run(
+            lambda: self.app.stream(
+                build_input(question, self.mode, None),
+                config=config,
+                context=self.context,
+                stream_mode="updates",
+            )
+        )
+        printed = 0
+        try:
+            for update in run.updates():
+                for label in step_labels(update):
+                    sep = "  " if printed == 0 else " -> "
+                    self.console.print(f"[dim]{sep}{escape(label)}[/]", end="", soft_wrap=True)
+                    printed += 1
+        except KeyboardInterrupt:
+            self._cancel(run, before, printed)
+            return
+        except GraphRecursionError:
+            self._end_progress(printed)
+            self.console.print(
+                f"[red]stopped after {settings.recursion_limit} steps (AGENTIC_RAG_RECURSION_LIMIT) "
+                "without an answer[/]"
+            )
+            return
+        except Exception as exc:
+            self._end_progress(printed)
+            self.console.print(f"[red]error: {escape(str(exc) or type(exc).__name__)}[/]")
+            return
+        self._end_progress(printed)
+        state = self.app.get_state(config).values
+        self.last = result_from_state(question, state, started, self.thread_id)
+        cap_checkpoints(self.saver, self.thread_id, settings.max_checkpoints_per_thread)
+        self.remember()
+        render_answer(self.console, self.last)
+
+    def _end_progress(self, printed: int) -> None:
+        if printed:
+            self.console.print()
+
+    def _cancel(self, run: _Run, before: Any, printed: int) -> None:
+        self._end_progress(printed)
+        self.console.print("[yellow]cancelling…[/]")
+        try:
+            stopped = run.cancel()
+        except KeyboardInterrupt:
+            stopped = run.cancel(0)
+        if not stopped:
+            # The step still running may write to this thread later: carry on in a fresh one.
+            self.thread_id = new_thread_id()
+            self.last = None
+            self.console.print(f"[yellow]cancelled; continuing in a new thread {self.thread_id}[/]")
+            return
+        if before.config.get("configurable", {}).get("checkpoint_id"):
+            self.app.update_state(before.config, None, as_node="__copy__")
+        else:
+            self.saver.delete_thread(self.thread_id)
+        self.console.print("[yellow]cancelled (the question was not added to the conversation)[/]")
+
+    # -- commands --
+
+    def command(self, line: str) -> bool:
+        """Run one /command; False means leave the session."""
+        name, _, arg = line.strip().partition(" ")
+        name, arg = name.lower(), arg.strip()
+        if name in ("/quit", "/exit", "/q"):
+            return False
+        handlers: dict[str, Callable[[str], None]] = {
+            "/new": self.cmd_new,
+            "/threads": self.cmd_threads,
+            "/switch": self.cmd_switch,
+            "/sources": self.cmd_sources,
+            "/trace": self.cmd_trace,
+            "/mode": self.cmd_mode,
+            "/help": self.cmd_help,
+            "/?": self.cmd_help,
+        }
+        handler = handlers.get(name)
+        if handler is None:
+            self.console.print(f"unknown command {escape(name)}; /help lists the commands")
+        else:
+            handler(arg)
+        return True
+
+    def cmd_new(self, _: str) -> None:
+        self.thread_id = new_thread_id()
+        self.last = None
+        self.console.print(f"new thread {self.thread_id}")
+
+    def cmd_threads(self, _: str) -> None:
+        from cli.threads import threads_table
+        from memory.threads import list_threads
+
+        infos = list_threads(self.saver)
+        if not infos:
+            self.console.print("no conversation threads yet")
+            return
+        self.console.print(threads_table(infos, current=self.thread_id))
+        if not any(info.thread_id == self.thread_id for info in infos):
+            self.console.print(f"current: {self.thread_id} (new, no questions yet)")
+
+    def cmd_switch(self, arg: str) -> None:
+        from cli.threads import resolve_thread_id
+        from memory.threads import ThreadNotFoundError, show_thread
+
+        if not arg:
+            self.console.print("usage: /switch ID (see /threads)")
+            return
+        try:
+            self.thread_id = resolve_thread_id(self.saver, arg)
+        except ThreadNotFoundError as exc:
+            self.console.print(f"[red]{escape(str(exc))}[/]")
+            return
+        self.remember()
+        self.load_last()
+        detail = show_thread(self.saver, self.thread_id)
+        self.console.print(f"switched to thread {self.thread_id} ({self.turns()} questions so far)")
+        for role, text in detail.turns[-2:]:
+            who = "you" if role == "user" else "agent"
+            self.console.print(f"[dim]{who}: {escape(text[:200])}[/]")
+
+    def cmd_sources(self, _: str) -> None:
+        if self.last is None or not self.last.passages:
+            self.console.print("no sources yet: ask a question first")
+            return
+        cited = {c["number"] for c in self.last.citations}
+        for passage in self.last.passages:
+            heading = f" — {passage['heading']}" if passage.get("heading") else ""
+            mark = "" if passage["number"] in cited else " [dim](not cited)[/]"
+            self.console.print(
+                f"[bold][{passage['number']}][/] {escape(passage['source'] + heading)}{mark}", highlight=False
+            )
+            self.console.print(escape(passage["text"].strip()), highlight=False)
+            self.console.print()
+
+    def cmd_trace(self, _: str) -> None:
+        if self.last is None or not self.last.trace:
+            self.console.print("no trace yet: ask a question first")
+            return
+        last = self.last
+        self.console.print(f"question: {escape(last.question)}", highlight=False)
+        if last.standalone_question and last.standalone_question != last.question:
+            self.console.print(f"standalone: {escape(last.standalone_question)}", highlight=False)
+        table = Table(show_edge=False, pad_edge=False)
+        for column in ("#", "node", "decision", "details", "ms", "model calls"):
+            table.add_column(column)
+        for number, entry in enumerate(last.trace, start=1):
+            counts = ", ".join(f"{k}={v}" for k, v in (entry.get("counts") or {}).items())
+            fallbacks = "; ".join(entry.get("fallbacks") or [])
+            details = "; ".join(part for part in (counts, fallbacks and f"fallback: {fallbacks}") if part)
+            table.add_row(
+                str(number),
+                entry["node"],
+                escape(str(entry.get("decision") or "")),
+                escape(details),
+                f"{entry.get('ms', 0):.0f}",
+                str(entry.get("model_calls", 0)),
+            )
+        self.console.print(table)
+        self.console.print(
+            f"stop reason: {last.stop_reason or '-'} · mode: {last.mode or self.mode} · "
+            f"{last.latency_ms:.0f} ms · {last.model_calls} model calls",
+            highlight=False,
+        )
+
+    def cmd_mode(self, arg: str) -> None:
+        if not arg:
+            self.console.print(f"mode: {self.mode} (choose from {', '.join(MODES)})")
+        elif arg not in MODES:
+            self.console.print(f"[red]unknown mode {escape(arg)!r}; choose one of {', '.join(MODES)}[/]")
+        else:
+            self.mode = arg
+            self.console.print(f"mode: {self.mode}")
+
+    def cmd_help(self, _: str) -> None:
+        table = Table(show_header=False, show_edge=False, pad_edge=False, box=None)
+        for name, text in HELP:
+            table.add_row(f"[bold]{escape(name)}[/]", text)
+        self.console.print(table)
+        self.console.print("Anything else is a question; follow-ups use the conversation so far.")
+
+    # -- the loop --
+
+    def handle(self, line: str) -> bool:
+        line = line.strip()
+        if not line:
+            return True
+        if (line.startswith("/") and line[1:2].isalpha()) or line == "/?":
+            return self.command(line)
+        if not self.interactive:
+            self.console.print(f"\n{PROMPT}{escape(line)}", highlight=False)
+        self.ask(line)
+        return True
+
+
+def _prompt(console: Console) -> str:
+    """The input prompt; colour codes are wrapped in \\001/\\002 so readline measures the width right."""
+    if console.is_terminal and console.color_system:
+        return f"\001\033[1;36m\002{PROMPT}\001\033[0m\002"
+    return PROMPT
+
+
+def _interactive_lines(console: Console) -> Iterator[str]:
+    """Lines typed at the prompt; Ctrl-C clears the line, Ctrl-D (EOF) ends the session."""
+    with contextlib.suppress(ImportError):
+        import readline  # noqa: F401  (line editing and history for input())
+    prompt = _prompt(console)
+    while True:
+        try:
+            yield input(prompt)
+        except KeyboardInterrupt:
+            console.print()
+            continue
+        except EOFError:
+            console.print()
+            return
+
+
+def _piped_lines() -> Iterator[str]:
+    yield from sys.stdin
+
+
+def _utf8_streams() -> None:
+    """Never crash on a byte the terminal's encoding cannot carry (Chinese on a misconfigured locale)."""
+    for stream in (sys.stdin, sys.stdout):
+        with contextlib.suppress(AttributeError, ValueError):
+            stream.reconfigure(errors="replace")  # type: ignore[union-attr]
+
+
+def run_session(args: argparse.Namespace) -> int:
+    from config import SettingsError, load_settings
+    from memory.checkpointer import CheckpointerError
+    from retrievers.index import IndexError_, index_exists
+
+    _utf8_streams()
+    interactive = sys.stdin.isatty()
+    console = Console(highlight=False) if sys.stdout.isatty() else Console(highlight=False, soft_wrap=True)
+    errors = Console(stderr=True, highlight=False, soft_wrap=True)
+    try:
+        settings = load_settings(
+            index_dir=getattr(args, "index_dir", None),
+            embedder=getattr(args, "embedder", None),
+            brain=getattr(args, "brain", None),
+        )
+    except SettingsError as exc:
+        errors.print(f"error: {escape(str(exc))}")
+        return 2
+    folder = Path(settings.index_dir)
+    if not index_exists(folder):
+        flag = "" if getattr(args, "index_dir", None) is None else f" --index {folder}"
+        errors.print(
+            f"No index in {folder} yet. Create one from your documents first:\n"
+            f"  python main.py ingest PATH{flag}\n"
+            "then run python main.py again (or set AGENTIC_RAG_INDEX_DIR to an existing index)."
+        )
+        return 1
+    try:
+        return _serve(args, settings, console, interactive)
+    except (IndexError_, CheckpointerError, SettingsError) as exc:
+        errors.print(f"error: {escape(str(exc))}")
+        return 2
+    except KeyboardInterrupt:
+        errors.print("interrupted")
+        return 130
+
+
+def _serve(args: argparse.Namespace, settings: Any, console: Console, interactive: bool) -> int:
+    from graph.builder import build_graph
+    from graph.context import build_context
+    from memory.checkpointer import open_checkpointer
+
+    context = build_context(settings)
+    with open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url) as saver:
+        session = Session(
+            app=build_graph(checkpointer=saver),
+            context=context,
+            saver=saver,
+            console=console,
+            state_file=last_thread_file(settings.checkpoint_db),
+            mode=getattr(args, "mode", None) or settings.mode,
+            interactive=interactive,
+        )
+        resumed = (
+            None if getattr(args, "new", False) else getattr(args, "thread", None) or session.saved_thread()
+        )
+        if resumed:
+            session.thread_id = resumed
+            session.load_last()
+        if interactive:
+            _banner(session, settings, resumed)
+        lines = _interactive_lines(console) if interactive else _piped_lines()
+        for line in lines:
+            try:
+                if not session.handle(line):
+                    break
+            except KeyboardInterrupt:
+                if not interactive:
+                    return 130
+                console.print("\ninterrupted")
+    return 0
+
+
+def _banner(session: Session, settings: Any, resumed: str | None) -> None:
+    brain = type(session.context.brain).__name__.replace("Brain", "").lower() or "?"
+    chunks = session.context.retrievers.index.docstore.count()
+    console = session.console
+    console.print(
+        f"[bold]agentic-rag[/] · index {escape(str(settings.index_dir))} ({chunks} chunks) · "
+        f"brain: {brain} · mode: {session.mode}"
+    )
+    if resumed and session.has_checkpoints(resumed):
+        console.print(
+            f"resuming thread {resumed} ({session.turns()} questions so far); /new starts a fresh one"
+        )
+    else:
+        console.print(f"new thread {session.thread_id}")
+    console.print("[dim]Ask in English or Chinese. /help lists the commands, /quit leaves.[/]")

@@ -1,0 +1,203 @@
+"""The interactive session, driven the way a person uses it: at a terminal (a pty) and through a pipe."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from config import load_settings
+from ingestion.pipeline import ingest_paths
+from memory.checkpointer import open_checkpointer
+from memory.threads import show_thread
+
+ROOT = Path(__file__).resolve().parent.parent
+MAIN = str(ROOT / "main.py")
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|[\x01\x02]")
+PROMPT = "» "
+
+DOCS = {
+    "hybrid_en.md": (
+        "# Hybrid search\n\n"
+        "Hybrid search merges the results of vector search and keyword search with reciprocal rank "
+        "fusion (RRF).\nThe fusion constant k is 60, so a chunk ranked first by both retrievers gets "
+        "the highest fused score.\n\n"
+        "## Keyword search\n\n"
+        "Keyword search ranks chunks with BM25 (k1 = 1.2, b = 0.75) and keeps identifiers such as "
+        "E-4711 whole.\n"
+    ),
+    "hnsw_zh.md": (
+        "# 向量索引\n\n当分块数量超过二十万时，向量索引会从精确搜索切换为 HNSW 图索引。\n\n"
+        "## 性能调优\n\nHNSW 索引的性能问题可以通过调大 ef_search 参数来解决，代价是查询变慢。"
+        "构建时的 M 参数默认为 32。\n"
+    ),
+    "install_en.md": (
+        "# Installation\n\nInstalling agentic-rag takes about five minutes. You need Python 3.11 or "
+        "newer and a virtual environment.\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory, embedder) -> Path:
+    docs = tmp_path_factory.mktemp("docs")
+    for name, text in DOCS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    folder = tmp_path_factory.mktemp("index")
+    settings = load_settings(index_dir=folder, embedder="use-multilingual")
+    ingest_paths([docs], settings, embedder, index_dir=folder, progress=False)
+    return folder
+
+
+def session_env(index_dir: Path, checkpoint_db: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTIC_RAG_")}
+    env.update(
+        AGENTIC_RAG_INDEX_DIR=str(index_dir),
+        AGENTIC_RAG_CHECKPOINT_DB=str(checkpoint_db),
+        AGENTIC_RAG_EMBEDDER="use-multilingual",
+        AGENTIC_RAG_RERANKER="lexical",  # the reranker is not what these tests are about; keep them fast
+        AGENTIC_RAG_BRAIN="offline",
+        LANG="C.UTF-8",
+        LC_ALL="C.UTF-8",
+        TERM="xterm-256color",
+        PYTHONUNBUFFERED="1",
+    )
+    env.pop("NO_COLOR", None)
+    return env
+
+
+class Terminal:
+    """`python main.py` in a pseudo-terminal; reads the screen as plain text."""
+
+    def __init__(self, cwd: Path, env: dict[str, str]) -> None:
+        self.child = pexpect.spawn(
+            sys.executable,
+            [MAIN],
+            cwd=str(cwd),
+            env=env,
+            encoding="utf-8",
+            codec_errors="replace",
+            dimensions=(50, 220),
+            timeout=90,
+        )
+
+    def wait_prompt(self) -> str:
+        self.child.expect_exact(PROMPT)
+        return ANSI.sub("", self.child.before)
+
+    def type(self, line: str) -> str:
+        """Type a line at the prompt; the screen output up to the next prompt."""
+        self.child.sendline(line)
+        return self.wait_prompt()
+
+    def quit(self) -> int:
+        self.child.sendline("/quit")
+        self.child.expect(pexpect.EOF)
+        self.child.close()
+        return self.child.exitstatus
+
+
+@pytest.mark.slow
+def test_a_conversation_at_the_terminal_resumes_after_a_restart(index_dir, tmp_path):
+    env = session_env(index_dir, tmp_path / "state" / "checkpoints.sqlite")
+
+    first = Terminal(tmp_path, env)
+    banner = first.wait_prompt()
+    assert "new thread" in banner and "/help" in banner
+    thread_id = re.search(r"new thread (\w+)", banner).group(1)
+
+    screen = first.type("How does hybrid search merge results?")
+    assert "analysing -> hybrid" in screen and "-> answer" in screen  # steps stream before the answer
+    assert re.search(r"reciprocal rank fusion.*\[1\]", screen)
+    assert re.search(r"\[1\] \S*hybrid_en\.md", screen)
+
+    screen = first.type("它的常数 k 是多少？")  # a Chinese follow-up that only makes sense with the history
+    assert "它的常数 k 是多少？" in screen  # the terminal echoed the UTF-8 input intact
+    assert 'follow-up: "' in screen and "hybrid search" in screen
+    assert "60" in screen and re.search(r"\[1\] \S*hybrid_en\.md", screen)
+
+    trace = first.type("/trace")
+    assert "rewritten follow-up" in trace
+    for node in ("contextualize", "analyze_query", "retrieve_hybrid", "rerank", "evaluate", "generate"):
+        assert node in trace
+    assert "stop reason: sufficient" in trace
+
+    sources = first.type("/sources")
+    assert "The fusion constant k is 60" in sources and "hybrid_en.md" in sources
+
+    screen = first.type("/new")
+    assert re.search(r"new thread (\w+)", screen).group(1) != thread_id
+    assert first.quit() == 0
+
+    # A restart picks up the last conversation: it is listed, and a follow-up still has its history.
+    second = Terminal(tmp_path, env)
+    banner = second.wait_prompt()
+    assert f"resuming thread {thread_id} (2 questions so far)" in banner
+    assert re.search(rf"{thread_id} \*", second.type("/threads"))
+
+    # Ctrl-C cancels the running question, not the session, and leaves no trace in the conversation.
+    second.child.sendline("What does error code E-4711 mean?")
+    second.child.expect_exact("analysing")
+    second.child.sendintr()
+    assert "cancelled" in second.wait_prompt()
+
+    screen = second.type("And how does its keyword search rank chunks?")
+    assert 'follow-up: "' in screen and "hybrid search" in screen.split("follow-up:")[1].splitlines()[0]
+    assert "BM25" in screen and re.search(r"\[\d\] \S*hybrid_en\.md", screen)
+    assert second.quit() == 0
+
+    with open_checkpointer(sqlite_path=Path(env["AGENTIC_RAG_CHECKPOINT_DB"])) as saver:
+        turns = show_thread(saver, thread_id).turns
+    questions = [text for role, text in turns if role == "user"]
+    assert questions == [
+        "How does hybrid search merge results?",
+        "它的常数 k 是多少？",
+        "And how does its keyword search rank chunks?",
+    ]
+
+
+@pytest.mark.slow
+def test_questions_piped_on_stdin_are_answered_in_plain_text(index_dir, tmp_path):
+    env = session_env(index_dir, tmp_path / "checkpoints.sqlite")
+    env.pop("TERM")
+    questions = "How does hybrid search merge results?\n\nHNSW 的性能问题怎么解决？\n/trace\n"
+    done = subprocess.run(
+        [sys.executable, MAIN],
+        input=questions,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "\x1b[" not in out and "Traceback" not in done.stderr
+    assert "» How does hybrid search merge results?" in out and "» HNSW 的性能问题怎么解决？" in out
+    english, chinese = out.split("» HNSW 的性能问题怎么解决？")
+    assert re.search(r"reciprocal rank fusion.*\[1\]", english) and "hybrid_en.md" in english
+    assert "ef_search" in chinese and re.search(r"\[\d\] \S*hnsw_zh\.md", chinese)
+    assert "retrieve_" in chinese.split("stop reason")[0]  # /trace ran after the last answer
+    assert (tmp_path / "checkpoints.sqlite.last-thread").read_text().strip()
+
+
+def test_without_an_index_the_session_says_how_to_create_one(tmp_path):
+    env = session_env(tmp_path / "no-index-yet", tmp_path / "checkpoints.sqlite")
+    done = subprocess.run(
+        [sys.executable, MAIN],
+        input="What is RRF?\n",
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert "python main.py ingest PATH" in done.stderr and str(tmp_path / "no-index-yet") in done.stderr
+    assert "Traceback" not in done.stderr
