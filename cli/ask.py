@@ -6,6 +6,7 @@ import argparse
 from contextlib import nullcontext
 
 from rich.console import Console
+from rich.markup import escape
 
 from cli.common import add_common, print_json, settings_from
 from graph.routing import MODES
@@ -24,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def render_answer(console: Console, result) -> None:
     """Answer, numbered sources, one-line trace: shared by `ask` and the interactive session."""
-    console.print(result.answer or "[dim](no answer)[/]")
+    console.print(escape(result.answer) if result.answer else "[dim](no answer)[/]")
     if result.citations:
         console.print()
         for cite in result.citations:

@@ -21,13 +21,15 @@ from retrievers.index import IndexError_, index_exists, open_index
 from retrievers.tokenize import detect_language
 from retrievers.types import Chunk
 
+# Bump when what gets indexed changes (e.g. what text is embedded), so cached eval indexes rebuild.
+INDEX_RECIPE = 2
 INDEX_SETTINGS = ("embedder", "bm25_k1", "bm25_b", "bm25_title_boost", "hnsw_threshold", "hnsw_m")
 
 
 def index_key(dataset: Dataset, settings: Settings) -> str:
     """Same corpus and same index-shaping settings -> same index folder, reused across runs."""
     shaping = {name: getattr(settings, name) for name in INDEX_SETTINGS}
-    raw = corpus_hash(dataset) + json.dumps(shaping, sort_keys=True, default=str)
+    raw = corpus_hash(dataset) + json.dumps(shaping, sort_keys=True, default=str) + f"/{INDEX_RECIPE}"
     return hashlib.sha256(raw.encode()).hexdigest()[:12]
 
 

@@ -65,10 +65,13 @@ def decide_next(state: dict[str, Any]) -> str:
 
 
 def build_graph(
-    checkpointer: BaseCheckpointSaver | None = None, *, name: str = "agentic-rag"
+    checkpointer: BaseCheckpointSaver | None = None,
+    *,
+    name: str = "agentic-rag",
+    context_schema: type = AgentContext,
 ) -> CompiledStateGraph:
     """The compiled agent graph. Pass an ``AgentContext`` as ``context=`` when invoking it."""
-    builder = StateGraph(AgentState, context_schema=AgentContext, input_schema=InputState)
+    builder = StateGraph(AgentState, context_schema=context_schema, input_schema=InputState)
     builder.add_node("contextualize", contextualize, retry_policy=MODEL_RETRY)
     builder.add_node("analyze_query", analyze_query, retry_policy=MODEL_RETRY)
     builder.add_node("retrieve_vector", retrieve_vector)

@@ -65,7 +65,9 @@ def resolve_context(value: Any) -> AgentContext:
     """The context a node should use: the caller's, or a default built from settings (Studio)."""
     if isinstance(value, AgentContext):
         return value
-    overrides = dict(value or {}) if isinstance(value, dict) else {}
+    raw = value if isinstance(value, dict) else {}
+    # The server mirrors run configuration (thread_id, graph_id, ...) into the context: keep settings only.
+    overrides = {k: v for k, v in raw.items() if k in Settings.model_fields and v not in (None, "")}
     key = repr(sorted(overrides.items()))
     with _default_lock:
         if key not in _defaults:

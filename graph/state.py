@@ -6,10 +6,11 @@ Chunks, analyses and evaluations are stored as ``model_dump()`` dicts of the pyd
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
 
 RESET = {"__reset__": True}
 

@@ -1,8 +1,22 @@
 """The module-level graph that ``langgraph.json`` points LangGraph Studio at.
 
-The server supplies its own checkpointer; the runtime context is built from settings on first use.
+The server supplies its own checkpointer and can only send plain JSON as the run context, so the
+served graph declares a JSON context of optional settings overrides; the runtime ``AgentContext`` is
+built from settings (``AGENTIC_RAG_*`` in the server's environment) plus those overrides on first use.
 """
+
+from typing_extensions import TypedDict
 
 from graph.builder import build_graph
 
-graph = build_graph()
+
+class StudioContext(TypedDict, total=False):
+    """Settings a Studio user may override per run; everything else comes from the environment."""
+
+    index_dir: str
+    mode: str
+    reranker: str
+    brain: str
+
+
+graph = build_graph(context_schema=StudioContext)

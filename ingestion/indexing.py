@@ -29,9 +29,22 @@ def build_params(settings: Settings) -> BuildParams:
 
 
 def bm25_tokens(chunk: Chunk, title_boost: int) -> list[str]:
-    """Body tokens plus the title's tokens ``title_boost`` times: a simple field boost."""
+    """Body tokens, the section headings' tokens once, and the title's ``title_boost`` times.
+
+    Headings are not part of a chunk's text (they live in ``heading_path``), yet their words are
+    what a reader searches for; the title boost is a simple field weighting.
+    """
     title = tokenize(chunk.title) if chunk.title and title_boost else []
-    return tokenize(chunk.text) + title * title_boost
+    headings = [h for h in chunk.heading_path if h != chunk.title]
+    return tokenize(chunk.text) + tokenize(" ".join(headings)) + title * title_boost
+
+
+def embedding_text(chunk: Chunk) -> str:
+    """What gets embedded: the heading path (or title) as context, then the chunk's text."""
+    context = " > ".join(chunk.heading_path) if chunk.heading_path else chunk.title
+    if not context or chunk.text.startswith(context):
+        return chunk.text
+    return f"{context}\n{chunk.text}"
 
 
 def embed_in_batches(
@@ -60,7 +73,9 @@ def index_chunks(
 ) -> int:
     """Index prepared chunks (a dataset corpus) as a fresh generation; returns the chunk count."""
     if vectors is None:
-        vectors = embed_in_batches(embedder, [c.text for c in chunks], settings.embed_batch_size, progress)
+        vectors = embed_in_batches(
+            embedder, [embedding_text(c) for c in chunks], settings.embed_batch_size, progress
+        )
     with write_lock(index_dir):
         write_generation(
             index_dir,

@@ -18,7 +18,7 @@ from tqdm import tqdm
 
 from config import Settings
 from ingestion.documents import LoadedDocument, TextPiece
-from ingestion.indexing import bm25_tokens, build_params, embed_in_batches
+from ingestion.indexing import bm25_tokens, build_params, embed_in_batches, embedding_text
 from ingestion.loaders import LoaderError, iter_source_files, load_document
 from ingestion.splitter import SplitConfig, split_document
 from providers.embeddings import Embedder
@@ -168,7 +168,7 @@ def ingest_paths(
                 keep_sources.add(source)
                 records[source] = old_files[source]
         vectors = embed_in_batches(
-            embedder, [c.text for c in new_chunks], settings.embed_batch_size, progress
+            embedder, [embedding_text(c) for c in new_chunks], settings.embed_batch_size, progress
         )
         report.chunks_embedded = len(new_chunks)
 

@@ -38,13 +38,15 @@ def contextualize(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
     context = ctx(runtime)
     settings = context.settings
     messages = list(state.get("messages") or [])
-    question = state.get("question") or ""
     update: dict[str, Any] = dict(TURN_RESET)
-    latest = _latest_human(messages)
-    if question and latest != question:
-        messages.append(HumanMessage(question))
-        update["messages"] = [messages[-1]]
-    question = question or latest
+    if messages and isinstance(messages[-1], HumanMessage):
+        # The new turn arrived as a message (Studio, chat clients); ``question`` may be last turn's.
+        question = _latest_human(messages[-1:])
+    else:
+        question = state.get("question") or ""
+        if question:
+            messages.append(HumanMessage(question))
+            update["messages"] = [messages[-1]]
     update["question"] = question
     mode = state.get("mode") or settings.mode
     update["mode"] = mode

@@ -124,6 +124,10 @@ def test_retry_exit_max_retries(make_context):
                 suggested_action="rewrite",
             )
 
+        def rewrite(self, question, evaluation, tried):
+            # Each retry asks about something new, so every retry makes progress.
+            return ["error code E-4711", "the cat on the mat", "安装 Python 版本"][len(tried) - 1]
+
     result = run(make_context(AlwaysHungry(), max_retries=2, top_k=3, candidate_k=3), "HNSW 是什么？")
     assert result.stop_reason == "max_retries"
     assert nodes_of(result).count("rewrite_query") == 2
