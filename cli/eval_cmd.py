@@ -1,4 +1,9 @@
-"""`python main.py eval DATASET_DIR [--modes ...] [--k 1,5,10] [--limit N] [--out DIR]`"""
+"""`python main.py eval DATASET [--modes ...] [--k 1,5,10] [--limit N] [--out DIR] [--reranker R]
+[--plant-counterfactuals | --no-plant-counterfactuals]`
+
+RGB *_fact sets get their counterfactual passages planted into the corpus by default (they ship in
+``queries_meta.jsonl``, not in the corpus), so the report can say how often wrong evidence outranks the
+true passage. A set without a corpus (FanOutQA) is refused with a pointer to the decomposition bench."""
 
 from __future__ import annotations
 
@@ -37,17 +42,38 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, help="evaluate only the first N queries")
     p.add_argument("--out", type=Path, help="output folder (default eval_out/<dataset>)")
     p.add_argument("--reranker", help="none | e5 | lexical | cross-encoder:DIR")
+    p.add_argument(
+        "--plant-counterfactuals",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="add each query's counterfactual passages (meta 'positive_wrong', RGB *_fact) to the corpus; "
+        "default: yes when the set has them",
+    )
     add_common(p)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from evaluators.datasets import load_dataset, resolve_dataset_dir
+    from evaluators.datasets import (
+        has_counterfactuals,
+        load_dataset,
+        plant_counterfactuals,
+        resolve_dataset_dir,
+    )
     from evaluators.harness import run_evaluation
     from evaluators.modes import build_modes
 
     settings = settings_from(args, reranker=args.reranker)
-    dataset = load_dataset(resolve_dataset_dir(args.dataset), limit=args.limit)
+    dataset = load_dataset(resolve_dataset_dir(args.dataset), limit=args.limit, require_corpus=True)
+    plant = args.plant_counterfactuals
+    if plant is None:
+        plant = has_counterfactuals(dataset)
+    if plant:
+        if not has_counterfactuals(dataset):
+            raise ValueError(
+                f"{dataset.name} has no counterfactual passages (meta 'positive_wrong') to plant"
+            )
+        dataset = plant_counterfactuals(dataset)
     out = args.out or Path("eval_out") / dataset.name
     runners, close = build_modes(
         dataset,

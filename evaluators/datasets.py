@@ -31,6 +31,14 @@ class DatasetError(ValueError):
     """A dataset folder or line that cannot be read; the message names the file and line."""
 
 
+class NoCorpusError(DatasetError):
+    """The set ships questions but no passages (FanOutQA): retrieval cannot be scored on it."""
+
+
+DECOMPOSITION_BENCH = "bench/analyzer_accuracy.py"
+DECOMPOSITION_DOC = "docs/analyzer.md"
+
+
 class CorpusDoc(BaseModel):
     id: str
     title: str = ""
@@ -205,9 +213,32 @@ def _detect_dataset_language(corpus: list[CorpusDoc], queries: list[EvalQuery]) 
     return "zh" if votes["zh"] > votes["en"] else "en"
 
 
-def load_dataset(dir: Path | str, limit: int | None = None) -> Dataset:
+def _has_decompositions(meta_path: Path) -> bool:
+    """True when the first meta line carries a gold ``decomposition`` (FanOutQA, MuSiQue)."""
+    if not meta_path.is_file():
+        return False
+    for _, obj in _read_jsonl(meta_path):
+        return bool(obj.get("decomposition"))
+    return False
+
+
+def _no_corpus_message(folder: Path) -> str:
+    message = (
+        f"{folder.name} has no corpus ({folder / CORPUS_FILE} holds no passages), so retrieval and "
+        "answers cannot be evaluated on it."
+    )
+    if _has_decompositions(folder / META_FILE):
+        message += (
+            " Its gold sub-question decompositions check query decomposition only: run "
+            f"`python {DECOMPOSITION_BENCH} --fanoutqa {folder}` (figures in {DECOMPOSITION_DOC})."
+        )
+    return message
+
+
+def load_dataset(dir: Path | str, limit: int | None = None, *, require_corpus: bool = False) -> Dataset:
     """Load one evaluation set; ``limit`` keeps the first N queries (the corpus always stays whole so
-    distractors are not lost). ``dir`` may also be a bare set name under :func:`shared_data_dir`."""
+    distractors are not lost). ``dir`` may also be a bare set name under :func:`shared_data_dir`.
+    ``require_corpus`` refuses a set without passages (:class:`NoCorpusError`), as retrieval needs."""
     if limit is not None and limit < 1:
         raise DatasetError(f"limit must be a positive number of queries, got {limit}")
     folder = resolve_dataset_dir(dir)
@@ -218,6 +249,8 @@ def load_dataset(dir: Path | str, limit: int | None = None) -> Dataset:
             f"(expected {CORPUS_FILE}, {QUERIES_FILE} and optionally {META_FILE})"
         )
     corpus = _read_corpus(folder / CORPUS_FILE)
+    if require_corpus and not corpus:
+        raise NoCorpusError(_no_corpus_message(folder))
     queries = _read_queries(folder / QUERIES_FILE, limit)
     if not queries:
         raise DatasetError(f"{folder / QUERIES_FILE}: no queries")
@@ -279,6 +312,11 @@ def sub_questions(query: EvalQuery) -> list[SubQuestion]:
 
     walk(query.meta.get("decomposition"))
     return out
+
+
+def has_counterfactuals(dataset: Dataset) -> bool:
+    """True when some query carries counterfactual passages to plant (RGB ``positive_wrong``)."""
+    return any(query.meta.get("positive_wrong") for query in dataset.queries)
 
 
 def plant_counterfactuals(dataset: Dataset) -> Dataset:

@@ -69,6 +69,12 @@ def score_query(
         scores[f"hit@{k}"] = m.hit_at_k(ranked, gold, k)
         if multi_hop:
             scores[f"all_gold_recall@{k}"] = m.all_gold_recall_at_k(ranked, gold, k)
+    planted = query.meta.get("counterfactual_ids") or []
+    if planted:
+        for k in ks:
+            scores[f"counterfactual_above_gold@{k}"] = m.counterfactual_above_gold_at_k(
+                ranked, gold, planted, k
+            )
     scores[f"mrr@{RANK_CUTOFF}"] = m.mrr_at_k(ranked, gold, RANK_CUTOFF)
     scores[f"ndcg@{RANK_CUTOFF}"] = m.ndcg_at_k(ranked, gold, RANK_CUTOFF)
     if answer_metrics:

@@ -109,6 +109,24 @@ def ndcg_at_k(ranked_ids: Sequence[str], gold_ids: Iterable[str], k: int = 10) -
     return dcg / ideal
 
 
+def counterfactual_above_gold_at_k(
+    ranked_ids: Sequence[str], gold_ids: Iterable[str], counterfactual_ids: Iterable[str], k: int
+) -> float | None:
+    """1.0 when a planted counterfactual passage is in the top ``k`` and ranks above the best true gold
+    passage (or no gold passage made the top ``k``), else 0.0; ``None`` without planted passages or gold.
+
+    RGB robustness: the share of queries where wrong evidence would be read before the right one."""
+    gold, fakes = set(gold_ids), set(counterfactual_ids)
+    if not gold or not fakes:
+        return None
+    for doc_id in _top_k_unique(ranked_ids, k):
+        if doc_id in gold:
+            return 0.0
+        if doc_id in fakes:
+            return 1.0
+    return 0.0
+
+
 # --------------------------------------------------------------------------------------------------
 # answers
 # --------------------------------------------------------------------------------------------------

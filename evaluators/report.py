@@ -25,6 +25,7 @@ _FAMILIES = (
     "precision",
     "mrr",
     "ndcg",
+    "counterfactual_above_gold",
     "em",
     "f1",
     "answer_in_context",

@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import psycopg
@@ -84,21 +85,27 @@ def _sqlite_saver(conn: sqlite3.Connection, path: Path, serde: JsonPlusSerialize
     return saver
 
 
+# How PostgresSaver needs its connection: autocommit, dict rows, no server-side prepares.
+_PG_OPTIONS: dict[str, Any] = {
+    "autocommit": True,
+    "prepare_threshold": 0,
+    "row_factory": dict_row,
+    "connect_timeout": POSTGRES_CONNECT_TIMEOUT_S,
+}
+
+
+def _unreachable(url: str, exc: psycopg.Error) -> CheckpointerError:
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return CheckpointerError(
+        f"cannot connect to the PostgreSQL checkpoint store at {redact_url(url)}: {reason}"
+    )
+
+
 def _connect_postgres(url: str) -> psycopg.Connection:
-    """A connection configured the way PostgresSaver requires (autocommit, dict rows, no prepares)."""
     try:
-        return psycopg.Connection.connect(
-            url,
-            autocommit=True,
-            prepare_threshold=0,
-            row_factory=dict_row,
-            connect_timeout=POSTGRES_CONNECT_TIMEOUT_S,
-        )
+        return psycopg.Connection.connect(url, **_PG_OPTIONS)
     except psycopg.Error as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CheckpointerError(
-            f"cannot connect to the PostgreSQL checkpoint store at {redact_url(url)}: {reason}"
-        ) from exc
+        raise _unreachable(url, exc) from exc
 
 
 def _is_setup_race(exc: psycopg.Error) -> bool:
@@ -149,18 +156,9 @@ async def open_async_checkpointer(
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
         try:
-            aconn = await psycopg.AsyncConnection.connect(
-                postgres_url,
-                autocommit=True,
-                prepare_threshold=0,
-                row_factory=dict_row,
-                connect_timeout=POSTGRES_CONNECT_TIMEOUT_S,
-            )
+            aconn = await psycopg.AsyncConnection.connect(postgres_url, **_PG_OPTIONS)
         except psycopg.Error as exc:
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise CheckpointerError(
-                f"cannot connect to the PostgreSQL checkpoint store at {redact_url(postgres_url)}: {reason}"
-            ) from exc
+            raise _unreachable(postgres_url, exc) from exc
         async with aconn:
             asaver = AsyncPostgresSaver(aconn, serde=serde)
             try:

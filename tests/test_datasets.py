@@ -11,7 +11,9 @@ import pytest
 from evaluators.datasets import (
     DATA_DIR_ENV,
     DatasetError,
+    NoCorpusError,
     corpus_hash,
+    has_counterfactuals,
     is_multi_hop,
     load_dataset,
     plant_counterfactuals,
@@ -316,6 +318,19 @@ def test_plant_counterfactuals_adds_the_wrong_passages(tmp_path: Path) -> None:
     assert planted.queries[0].meta["counterfactual_ids"] == ["en_fact-0::counterfactual-0"]
     assert planted.queries[0].gold_ids == ["p1"]
     assert len(dataset.corpus) == 1  # the original is untouched
+    assert has_counterfactuals(dataset) and not has_counterfactuals(planted.model_copy(update={"queries": []}))
+
+
+def test_a_set_without_passages_is_refused_only_when_a_corpus_is_required(tmp_path: Path) -> None:
+    meta = [{"id": "zq1", "decomposition": [{"question": "生命数耗完会怎样？"}]}]
+    folder = make_set(tmp_path, "fanout_like", [], ZH_QUERIES, meta)
+    assert load_dataset(folder).corpus == []  # decomposition checks read it without passages
+    with pytest.raises(NoCorpusError, match=r"has no corpus.*bench/analyzer_accuracy\.py"):
+        load_dataset(folder, require_corpus=True)
+    plain = make_set(tmp_path, "empty_en", [], EN_QUERIES)
+    with pytest.raises(NoCorpusError, match="has no corpus") as info:
+        load_dataset(plain, require_corpus=True)
+    assert "analyzer" not in str(info.value)  # no decompositions, no pointer to the decomposition bench
 
 
 # --- the real shared sets ----------------------------------------------------------------------------

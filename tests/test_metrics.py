@@ -11,6 +11,7 @@ from evaluators.metrics import (
     answer_in_context,
     answer_tokens,
     citation_precision,
+    counterfactual_above_gold_at_k,
     exact_match,
     flatten_answers,
     hit_at_k,
@@ -254,3 +255,14 @@ def test_percentile_interpolates_linearly() -> None:
     assert percentile([], 50) is None
     with pytest.raises(ValueError, match="within"):
         percentile(values, 101)
+
+
+def test_counterfactual_above_gold_counts_wrong_evidence_read_first() -> None:
+    gold, fake = ["g1", "g2"], ["q::counterfactual-0"]
+    assert counterfactual_above_gold_at_k(["x", "q::counterfactual-0", "g2"], gold, fake, 10) == 1.0
+    assert counterfactual_above_gold_at_k(["g2", "q::counterfactual-0"], gold, fake, 10) == 0.0
+    # no gold in the top k: a planted passage there is read with nothing true to contradict it
+    assert counterfactual_above_gold_at_k(["x", "q::counterfactual-0", "g1"], gold, fake, 2) == 1.0
+    assert counterfactual_above_gold_at_k(["x", "y"], gold, fake, 10) == 0.0
+    assert counterfactual_above_gold_at_k(["立法会-真"], ["立法会-真"], [], 10) is None  # nothing planted
+    assert counterfactual_above_gold_at_k(["a"], [], fake, 10) is None

@@ -150,7 +150,7 @@ _CAP_NAME = re.compile(
     r"\b[A-Z][\w'-]*(?:\s+(?:of|the|and|de|von|van|du|da|la|for|on)\s+[A-Z][\w'-]*|\s+[A-Z][\w'-]*)+"
 )
 _CAP_WORD = re.compile(r"\b[A-Z][a-z][\w-]*\b")
-_SENTENCE_START_WORDS = frozenset(
+_QUESTION_WORDS = frozenset(
     [
         "what",
         "which",
@@ -173,6 +173,10 @@ _SENTENCE_START_WORDS = frozenset(
         "should",
         "would",
         "will",
+    ]
+)
+_SENTENCE_START_WORDS = _QUESTION_WORDS | frozenset(
+    [
         "compare",
         "explain",
         "describe",
@@ -197,31 +201,6 @@ _SENTENCE_START_WORDS = frozenset(
         "if",
         "please",
         "also",
-    ]
-)
-_QUESTION_WORDS = frozenset(
-    [
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "how",
-        "why",
-        "when",
-        "where",
-        "is",
-        "are",
-        "was",
-        "were",
-        "do",
-        "does",
-        "did",
-        "can",
-        "could",
-        "should",
-        "would",
-        "will",
     ]
 )
 _FLAG = re.compile(r"(?<![\w-])--?[a-zA-Z][\w-]*")
