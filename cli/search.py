@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
                         "ranks": hit.ranks,
                         "scores": hit.scores,
                         "source": hit.chunk.source,
+                        "locator": hit.chunk.locator(),
                         "title": hit.chunk.title,
                         "heading_path": hit.chunk.heading_path,
                         "language": hit.chunk.language,

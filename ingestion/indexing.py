@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -47,13 +48,25 @@ def embedding_text(chunk: Chunk) -> str:
     return f"{context}\n{chunk.text}"
 
 
+def progress_interval() -> float:
+    """Redraw a progress bar often on a terminal, rarely when stderr goes to a log file."""
+    return 0.2 if sys.stderr.isatty() else 15.0
+
+
 def embed_in_batches(
     embedder: Embedder, texts: list[str], batch_size: int, progress: bool, desc: str = "embedding"
 ) -> np.ndarray:
     if not texts:
         return np.zeros((0, embedder.dim), dtype=np.float32)
     blocks = []
-    with tqdm(total=len(texts), desc=desc, unit="chunk", disable=not progress, leave=False) as bar:
+    with tqdm(
+        total=len(texts),
+        desc=desc,
+        unit="chunk",
+        disable=not progress,
+        leave=False,
+        mininterval=progress_interval(),
+    ) as bar:
         for start in range(0, len(texts), batch_size):
             batch = texts[start : start + batch_size]
             blocks.append(np.asarray(embedder.embed_documents(batch), dtype=np.float32))

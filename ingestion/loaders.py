@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ingestion.documents import Block, LoadedDocument, LoaderError
 
-SUPPORTED_SUFFIXES: tuple[str, ...] = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf")
+SUPPORTED_SUFFIXES: tuple[str, ...] = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".jsonl")
 SKIPPED_DIR_NAMES = frozenset({"__pycache__", "node_modules"})
 MAX_TITLE_CHARS = 120
 # A decoded text with more than this share of control characters is treated as binary.

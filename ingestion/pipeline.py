@@ -11,6 +11,7 @@ import hashlib
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -18,8 +19,9 @@ from tqdm import tqdm
 
 from config import Settings
 from ingestion.documents import LoadedDocument, TextPiece
-from ingestion.indexing import bm25_tokens, build_params, embed_in_batches, embedding_text
+from ingestion.indexing import bm25_tokens, build_params, embed_in_batches, embedding_text, progress_interval
 from ingestion.loaders import LoaderError, iter_source_files, load_document
+from ingestion.records import RECORD_SUFFIXES, load_records
 from ingestion.splitter import SplitConfig, split_document
 from providers.embeddings import Embedder
 from retrievers.docstore import FileRecord
@@ -58,9 +60,11 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def pieces_to_chunks(doc: LoadedDocument, pieces: list[TextPiece]) -> list[Chunk]:
+def pieces_to_chunks(
+    doc: LoadedDocument, pieces: list[TextPiece], *, start: int = 0, extra: dict | None = None
+) -> list[Chunk]:
     chunks = []
-    for number, piece in enumerate(pieces):
+    for number, piece in enumerate(pieces, start=start):
         content_hash = hashlib.sha1(piece.text.encode()).hexdigest()
         chunks.append(
             Chunk(
@@ -75,10 +79,26 @@ def pieces_to_chunks(doc: LoadedDocument, pieces: list[TextPiece]) -> list[Chunk
                 language=detect_language(piece.text),
                 content_hash=content_hash,
                 mtime=doc.mtime,
-                metadata={"kind": piece.kind, "suffix": Path(doc.source).suffix.lower()},
+                metadata={"kind": piece.kind, "suffix": Path(doc.source).suffix.lower(), **(extra or {})},
             )
         )
     return chunks
+
+
+def load_chunks(
+    path: Path, max_bytes: int, config: SplitConfig, embed: Any, digest: str
+) -> tuple[LoadedDocument, list[Chunk]]:
+    """Chunks of one file: a document, or for JSON Lines one document per record."""
+    if path.suffix.lower() not in RECORD_SUFFIXES:
+        doc = load_document(path, max_bytes=max_bytes)
+        return doc, pieces_to_chunks(doc, split_document(doc, config, embed))
+    records = load_records(path, max_bytes=max_bytes, mtime=path.stat().st_mtime, file_hash=digest)
+    chunks: list[Chunk] = []
+    for doc, metadata in records:
+        chunks.extend(
+            pieces_to_chunks(doc, split_document(doc, config, embed), start=len(chunks), extra=metadata)
+        )
+    return records[0][0], chunks
 
 
 def _under(path: str, roots: list[Path]) -> bool:
@@ -123,7 +143,14 @@ def ingest_paths(
         new_chunks: list[Chunk] = []
         records: dict[str, FileRecord] = {}
         semantic_embed = embedder.embed_documents if settings.semantic_split else None
-        for path in tqdm(files, desc="reading", unit="file", disable=not progress, leave=False):
+        for path in tqdm(
+            files,
+            desc="reading",
+            unit="file",
+            disable=not progress,
+            leave=False,
+            mininterval=progress_interval(),
+        ):
             source = str(path)
             try:
                 if path.stat().st_size > max_bytes:
@@ -137,8 +164,7 @@ def ingest_paths(
                     records[source] = old
                     report.unchanged.append(source)
                     continue
-                doc = load_document(path, max_bytes=max_bytes)
-                chunks = pieces_to_chunks(doc, split_document(doc, split_config, semantic_embed))
+                doc, chunks = load_chunks(path, max_bytes, split_config, semantic_embed, digest)
                 if not chunks:
                     raise LoaderError("no text to index")
             except (LoaderError, OSError) as exc:

@@ -27,7 +27,7 @@ def to_passages(hits: list[ScoredChunk]) -> list[Passage]:
         Passage(
             number=number,
             chunk_id=hit.id,
-            source=hit.chunk.source,
+            source=hit.chunk.locator(),
             heading=" > ".join(hit.chunk.heading_path) or hit.chunk.title,
             text=hit.chunk.text,
         )

@@ -28,6 +28,11 @@ class Chunk(BaseModel):
     mtime: float = 0.0
     metadata: dict[str, Any] = Field(default_factory=dict)
 
+    def locator(self) -> str:
+        """Where a reader finds this chunk: the file, plus the record id for JSON Lines corpora."""
+        doc_id = self.metadata.get("doc_id")
+        return f"{self.source}#{doc_id}" if doc_id is not None else self.source
+
     def get(self, key: str) -> Any:
         """Look a key up among the fixed fields first, then the free-form metadata."""
         if key in Chunk.model_fields and key != "metadata":

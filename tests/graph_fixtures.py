@@ -20,9 +20,17 @@ TWO_HOP = [
     ),
     ("noise-1", "River Ferries", "River ferries carried passengers across the bay before 1930."),
     ("noise-2", "Lantern Making", "Paper lanterns are traditionally made from bamboo frames and rice paper."),
-    ("noise-3", "Bridge openings", "Many bridges were opened with celebrations, parades and fireworks in the 1930s."),
+    (
+        "noise-3",
+        "Bridge openings",
+        "Many bridges were opened with celebrations, parades and fireworks in the 1930s.",
+    ),
     ("noise-4", "City founders", "The city was founded by merchants who built the first harbor wall."),
-    ("noise-5", "Quillon Street", "Quillon Street runs from the old market to the bridge and was paved in 1928."),
+    (
+        "noise-5",
+        "Quillon Street",
+        "Quillon Street runs from the old market to the bridge and was paved in 1928.",
+    ),
 ]
 TWO_HOP_QUESTION = "Who founded the celebrations during which the Quillon Bridge was opened?"
 

@@ -318,7 +318,9 @@ def test_plant_counterfactuals_adds_the_wrong_passages(tmp_path: Path) -> None:
     assert planted.queries[0].meta["counterfactual_ids"] == ["en_fact-0::counterfactual-0"]
     assert planted.queries[0].gold_ids == ["p1"]
     assert len(dataset.corpus) == 1  # the original is untouched
-    assert has_counterfactuals(dataset) and not has_counterfactuals(planted.model_copy(update={"queries": []}))
+    assert has_counterfactuals(dataset) and not has_counterfactuals(
+        planted.model_copy(update={"queries": []})
+    )
 
 
 def test_a_set_without_passages_is_refused_only_when_a_corpus_is_required(tmp_path: Path) -> None:

@@ -13,7 +13,14 @@ from matplotlib.image import imread
 from rank_bm25 import BM25Okapi
 
 from evaluators.datasets import CorpusDoc, Dataset, EvalQuery
-from evaluators.harness import QueryResult, RunMode, evaluate_mode, per_query_path, run_evaluation
+from evaluators.harness import (
+    QueryResult,
+    RunMode,
+    evaluate_mode,
+    per_query_path,
+    run_evaluation,
+    score_query,
+)
 from evaluators.report import (
     ModeSummary,
     main_quality_metrics,
@@ -374,3 +381,28 @@ def test_ks_must_be_positive_integers() -> None:
         evaluate_mode("m", oracle_mode(dataset), dataset, [0, 5], progress=False)
     with pytest.raises(ValueError, match="no modes"):
         run_evaluation(dataset, {}, [5], Path("unused"))
+
+
+def test_planted_counterfactuals_are_scored_per_k_and_only_where_planted() -> None:
+    planted = EvalQuery(
+        id="zh_fact-0",
+        question="香港第六届立法会选举有多少个议席？",
+        answers=["70"],
+        gold_ids=["true-1"],
+        meta={"counterfactual_ids": ["zh_fact-0::counterfactual-0"], "fakeanswer": "170"},
+    )
+    result = QueryResult(
+        query_id="zh_fact-0",
+        ranked_ids=["other", "zh_fact-0::counterfactual-0", "true-1"],
+        answer="共有170个议席",
+        latency_ms=1.0,
+    )
+    scores = score_query(planted, result, [1, 5], multi_hop=False, answer_metrics=True)
+    assert scores["counterfactual_above_gold@1"] == 0.0  # rank 1 is neither
+    assert scores["counterfactual_above_gold@5"] == 1.0  # the wrong passage is read before the true one
+    assert scores["misled_rate"] == 1.0
+    plain = planted.model_copy(update={"meta": {}})
+    assert not any(
+        name.startswith("counterfactual")
+        for name in score_query(plain, result, [5], multi_hop=False, answer_metrics=False)
+    )

@@ -207,3 +207,33 @@ def test_an_index_of_another_format_version_says_how_to_rebuild(docs, settings, 
     pointer.write_text(json.dumps(data))
     with pytest.raises(IndexVersionError, match=r"format version 99.*python main.py ingest --rebuild"):
         open_index(settings.index_dir)
+
+
+def test_json_lines_corpora_index_each_record_with_its_id(tmp_path, settings, embedder):
+    corpus = tmp_path / "corpus.jsonl"
+    records = [
+        {
+            "id": "d1",
+            "title": "Ferries",
+            "text": "River ferries carried passengers across the bay.",
+            "year": 1920,
+        },
+        {"id": "d2", "title": "灯笼", "text": "纸灯笼通常用竹篾做骨架，再糊上宣纸。"},
+        {"id": "d3", "title": "Empty", "text": ""},
+    ]
+    corpus.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n", encoding="utf-8")
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"id": "x", "text": "fine"}\n{not json}\n', encoding="utf-8")
+    report = ingest_paths([corpus, broken], settings, embedder, progress=False)
+    assert report.chunks_total == 2
+    assert [f.reason for f in report.failed] == [
+        "line 2 is not valid JSON (Expecting property name enclosed in double quotes)"
+    ]
+    index = open_index(settings.index_dir)
+    hits = build_retrievers(index, settings, embedder).hybrid.search("竹篾 灯笼", 1)
+    assert hits[0].chunk.metadata["doc_id"] == "d2"
+    assert hits[0].chunk.locator().endswith("corpus.jsonl#d2")
+    assert hits[0].chunk.title == "灯笼"
+    first = next(c for c in index.docstore.get(range(2)).values() if c.metadata["doc_id"] == "d1")
+    assert first.metadata["year"] == 1920
+    index.close()
