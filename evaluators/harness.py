@@ -41,6 +41,7 @@ class QueryResult(BaseModel):
     insufficient: bool = False
     model_calls: int = 0
     latency_ms: float
+    trace: str = Field(default="", description="the graph's path and decisions, for failure analysis")
     error: str | None = Field(default=None, description="set by the harness when the mode raised")
 
 

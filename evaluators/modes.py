@@ -93,6 +93,7 @@ def mode_runner(app, context: AgentContext, mode: str) -> RunMode:
             insufficient=result.insufficient,
             model_calls=result.model_calls,
             latency_ms=result.latency_ms,
+            trace=result.trace_line(),
         )
 
     return run
