@@ -132,7 +132,8 @@ def results_json(
 
 def main_quality_metrics(names: Sequence[str]) -> list[str]:
     """The few quality metrics worth a bar each: Recall@5/@10 (or the smallest and largest k run),
-    all-gold recall at the largest of those k, MRR@10, nDCG@10 and the answer metrics."""
+    all-gold recall at the largest of those k, MRR@10, nDCG@10, the counterfactual-above-gold rate at
+    that k (RGB sets with planted passages) and the answer metrics."""
     present = set(names)
     recall_ks = sorted(int(n.split("@")[1]) for n in present if n.startswith("recall@"))
     chosen = [k for k in recall_ks if k in (5, 10)] or sorted(
@@ -141,7 +142,15 @@ def main_quality_metrics(names: Sequence[str]) -> list[str]:
     wanted = [f"recall@{k}" for k in chosen]
     if chosen:
         wanted.append(f"all_gold_recall@{chosen[-1]}")
-    wanted += ["mrr@10", "ndcg@10", "em", "f1", "answer_in_context", "citation_precision"]
+    wanted += [
+        "mrr@10",
+        "ndcg@10",
+        f"counterfactual_above_gold@{chosen[-1]}" if chosen else "",
+        "em",
+        "f1",
+        "answer_in_context",
+        "citation_precision",
+    ]
     return [name for name in wanted if name in present]
 
 

@@ -71,7 +71,10 @@ def _zh_rewrite(question: str, previous: str, topic: str) -> str:
         for size in (2, 1):
             noun = "".join(tokens[at + 1 : at + 1 + size])
             if len(noun) >= 2 and noun in previous:
-                phrase = topic if noun in topic else noun
+                if noun in topic:  # the topic up to the noun: "HNSW 索引的性能问题(严重)"
+                    phrase = topic[: topic.index(noun) + len(noun)]
+                else:
+                    phrase = f"{_possessor(topic)}的{noun}"
                 end = at + 1 + size
                 return "".join(tokens[:at]) + phrase + "".join(tokens[end:])
         entity = _possessor(topic)

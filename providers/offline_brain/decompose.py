@@ -462,7 +462,8 @@ _EN_PRONOUN = re.compile(r"\b(it|its|they|them|their)\b", re.IGNORECASE)
 _ZH_PRONOUN = re.compile(r"它们|它|(?<![尤极])其(?![他中次实余])|(?<!应)该(?=[\u4e00-\u9fff])")
 
 _EN_LEAD = re.compile(
-    r"^(?:(?:what|which|who|how|why|when|where)\s+(?:is|are|was|were|does|do|did|can|could|should|would)"
+    r"^(?:(?:what|which|who|how(?:\s+(?:long|many|much|often|far|old|big))?|why|when|where)\s+"
+    r"(?:is|are|was|were|does|do|did|can|could|should|would)"
     r"(?:\s+(?:i|we|you|one))?|what's|tell me about|explain|describe|how to|can you explain|"
     r"is|are|does|do)\s+",
     re.IGNORECASE,
