@@ -202,7 +202,9 @@ def plot_results(path: Path, dataset_name: str, summaries: Sequence[ModeSummary]
         ax_l.set_ylabel("ms per query (log scale)")
     else:
         ax_l.set_ylabel("ms per query")
-    ax_l.set_xticks(list(xs), modes)
+    # long or many mode names ("hybrid_rerank (lexical)") would overlap when set horizontally
+    crowded = sum(len(mode) for mode in modes) > 70
+    ax_l.set_xticks(list(xs), modes, rotation=20 if crowded else 0, ha="right" if crowded else "center")
     ax_l.set_title("Latency (light: p50, dark: p95)")
     ax_l.grid(axis="y", alpha=0.3)
 

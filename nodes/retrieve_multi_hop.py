@@ -51,7 +51,9 @@ def merge_hops(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
     second: dict = {}
     if mode_of(state, context) == "agentic":
         for bridge in context.retrievers.multi_hop.bridges(question, first):
-            second[bridge] = context.retrievers.hybrid.search(bridge, depth(context), filters_of(state))
+            second[bridge] = context.retrievers.multi_hop.search_bridge(
+                bridge, question, depth(context), filters_of(state)
+            )
     fused = fuse_hops(first, second, rrf_k=context.settings.rrf_k)[: depth(context)]
     update = retrieval_update(state, "multi_hop", fused, state.get("query") or question)
     tried = update["queries_tried"]

@@ -91,19 +91,28 @@ def apply_scores(
 # --- embedding rescoring (e5) --------------------------------------------------------------------
 
 
+E5_BLEND = 0.3  # measured: best mean nDCG@10 over dense, BM25 and hybrid first stages (docs/embeddings.md)
+LEXICAL_BLEND = 0.3
+
+
 class EmbeddingReranker:
-    """Cosine of a stronger embedder's query and passage vectors, optionally blended with the first stage.
+    """Cosine of a stronger embedder's query and passage vectors, blended with the first stage.
 
     ``blend`` in [0, 1] is the weight of the first stage's (min-max scaled) score against the (min-max
-    scaled) cosine; with ``blend=0`` the score is the plain cosine, comparable across queries. The raw
-    cosine is always kept in ``scores["<name>_cosine"]``.
+    scaled) cosine. Pure e5 (``blend=0``) loses to BM25 alone on the Chinese sets, where BM25 is nearly
+    perfect; 0.3 keeps that and still lifts dense candidates by ~0.11 nDCG@10. With ``blend=0`` the score
+    is the plain cosine, comparable across queries; the raw cosine is always in ``scores["e5_cosine"]``.
     """
 
-    def __init__(self, embedder: Embedder, cache: EmbeddingCache | None = None, blend: float = 0.0) -> None:
+    def __init__(
+        self, embedder: Embedder, cache: EmbeddingCache | None = None, blend: float = E5_BLEND
+    ) -> None:
         if not 0.0 <= blend <= 1.0:
             raise ValueError(f"blend must be within [0, 1] (got {blend})")
         self.embedder = CachedEmbedder(embedder, cache or EmbeddingCache(None))
         self.blend = blend
+        # Retries, sub-queries and several retrievers rerank for the same query text: embed it once.
+        self._query_vector = lru_cache(maxsize=256)(self.embedder.embed_query)
         self.name = "e5" if embedder.name == E5SmallEmbedder.name else f"embed:{embedder.name}"
 
     def warm(self, chunks: Sequence[Chunk]) -> int:
@@ -117,7 +126,7 @@ class EmbeddingReranker:
         if not chunks:
             return []
         passages = self.embedder.embed_documents([passage_text(c.chunk) for c in chunks])
-        cosine = passages @ self.embedder.embed_query(query)
+        cosine = passages @ self._query_vector(query)
         if self.blend > 0:
             scores = (1 - self.blend) * minmax(cosine) + self.blend * minmax([c.score for c in chunks])
         else:
@@ -132,8 +141,9 @@ class EmbeddingReranker:
 class LexicalReranker:
     """Query-term coverage (idf within the candidate list), proximity, exact identifiers, title match.
 
-    Cheap (a few ms for 30 candidates) and model-free; blended with the first stage score because
-    lexical evidence alone throws away what a dense first stage knows.
+    Cheap (a few ms for 30 candidates once passages are tokenised) and model-free; blended with the
+    first stage score because lexical evidence alone throws away what a dense first stage knows. It lifts
+    dense and hybrid candidates (+0.08 / +0.03 nDCG@10) but adds nothing on top of BM25.
     """
 
     name = "lexical"
@@ -144,15 +154,15 @@ class LexicalReranker:
         "title": 0.15,
     }
 
-    def __init__(self, blend: float = 0.5) -> None:
+    def __init__(self, blend: float = LEXICAL_BLEND) -> None:
         if not 0.0 <= blend <= 1.0:
             raise ValueError(f"blend must be within [0, 1] (got {blend})")
         self.blend = blend
 
     def features(self, query: str, chunks: Sequence[ScoredChunk]) -> list[dict[str, float]]:
         terms = list(dict.fromkeys(tokenize(query)))
-        docs = [tokenize(c.chunk.text) for c in chunks]
-        titles = [set(tokenize(c.chunk.title)) if c.chunk.title else set() for c in chunks]
+        docs = [_tokens(c.chunk.text) for c in chunks]
+        titles = [set(_tokens(c.chunk.title)) if c.chunk.title else set() for c in chunks]
         sets = [set(d) | t for d, t in zip(docs, titles, strict=True)]
         n = len(chunks)
         idf = {t: math.log(1 + (n + 1) / (0.5 + sum(t in s for s in sets))) for t in terms}
@@ -181,7 +191,13 @@ class LexicalReranker:
         return apply_scores(chunks, scores, top_k, {"lexical": lexical})
 
 
-def _proximity(doc: list[str], wanted: set[str]) -> float:
+@lru_cache(maxsize=8192)
+def _tokens(text: str) -> tuple[str, ...]:
+    """Passages come back as candidates again and again; jieba on 30 of them costs ~50 ms a query."""
+    return tuple(tokenize(text))
+
+
+def _proximity(doc: Sequence[str], wanted: set[str]) -> float:
     """len(wanted) / length of the shortest token window holding every wanted term (1.0 = adjacent)."""
     if len(wanted) < 2:
         return 1.0 if wanted else 0.0
@@ -254,11 +270,11 @@ def make_reranker(
     if spec in ("none", ""):
         return None
     if spec == "lexical":
-        return LexicalReranker() if blend is None else LexicalReranker(blend=blend)
+        return LexicalReranker(blend=LEXICAL_BLEND if blend is None else blend)
     if spec == "e5":
         cache = EmbeddingCache(Path(cache_dir) / CACHE_FILE if cache_dir is not None else None)
         e5 = embedder if embedder is not None and embedder.name == E5SmallEmbedder.name else E5SmallEmbedder()
-        return EmbeddingReranker(e5, cache, blend=blend or 0.0)
+        return EmbeddingReranker(e5, cache, blend=E5_BLEND if blend is None else blend)
     if spec.startswith("cross-encoder:"):
         raw = spec.split(":", 1)[1].strip()
         if not raw:

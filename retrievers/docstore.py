@@ -159,6 +159,11 @@ class DocStore:
             if sources is None or chunk.source in sources:
                 yield row[0], chunk, row[-1]
 
+    def titles(self) -> list[str]:
+        """Distinct non-empty titles, for linking names in passages to documents (multi-hop)."""
+        with self._lock:
+            return [r[0] for r in self._conn.execute("SELECT DISTINCT title FROM chunks WHERE title != ''")]
+
     def files(self) -> dict[str, FileRecord]:
         with self._lock:
             rows = self._conn.execute(

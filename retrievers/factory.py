@@ -10,7 +10,7 @@ from providers.embeddings import Embedder, make_embedder
 from retrievers.hybrid import HybridRetriever
 from retrievers.index import Index, IndexError_, open_index
 from retrievers.keyword import KeywordRetriever
-from retrievers.multi_hop import MultiHopRetriever
+from retrievers.multi_hop import MultiHopRetriever, TitleLinker
 from retrievers.vector import HydeRetriever, VectorRetriever
 
 
@@ -62,7 +62,9 @@ def build_retrievers(index: Index, settings: Settings, embedder: Embedder | None
         vector=vector,
         keyword=keyword,
         hybrid=hybrid,
-        multi_hop=MultiHopRetriever(hybrid, rrf_k=settings.rrf_k),
+        multi_hop=MultiHopRetriever(
+            hybrid, titles=TitleLinker(index.docstore.titles()), rrf_k=settings.rrf_k
+        ),
         hyde=HydeRetriever(vector),
     )
 

@@ -13,6 +13,8 @@ from retrievers.fusion import reciprocal_rank_fusion
 from retrievers.types import Filters, ScoredChunk
 
 _NAME_RE = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of|de|the|von|van|and)?\s*[A-Z][\w'’.-]*)*")
+_WORD_RE = re.compile(r"[\w'’.-]+")
+_CJK_RE = re.compile(r"[\u3400-\u9fff]")
 _ARTICLE_RE = re.compile(r"^(?:The|A|An)\s+")
 _ZH_NAME_RE = re.compile(r"《([^》]{1,30})》|「([^」]{1,30})」|“([^”]{1,30})”")
 
@@ -24,12 +26,14 @@ class MultiHopRetriever:
         self,
         base: Retriever,
         *,
+        titles: TitleLinker | None = None,
         rrf_k: int = 60,
         second_hop: bool = True,
         bridge_docs: int = 3,
         max_bridges: int = 4,
     ) -> None:
         self.base = base
+        self.titles = titles
         self.rrf_k = rrf_k
         self.second_hop = second_hop
         self.bridge_docs = bridge_docs
@@ -47,46 +51,104 @@ class MultiHopRetriever:
             queries.append(query)
         first = {q: self.base.search(q, k, filters) for q in queries}
         second = (
-            {b: self.base.search(b, k, filters) for b in self.bridges(query, first)}
+            {b: self.search_bridge(b, query, k, filters) for b in self.bridges(query, first)}
             if self.second_hop
             else {}
         )
         return fuse_hops(first, second, rrf_k=self.rrf_k)[:k]
 
+    def search_bridge(self, bridge: str, query: str, k: int, filters: Filters | None) -> list[ScoredChunk]:
+        """The passages of a linked document (by title), or a search for an unlinked name."""
+        if self.titles is not None and self.titles.knows(bridge):
+            scoped = (filters or Filters()).model_copy(deep=True)
+            scoped.equals["title"] = self.titles.canonical(bridge)
+            return self.base.search(query, k, scoped)
+        return self.base.search(bridge, k, filters)
+
     def bridges(self, query: str, rankings: dict[str, list[ScoredChunk]]) -> list[str]:
         """Names mentioned in the top first-hop passages that the question does not mention.
 
-        A passage's own title is not a bridge (searching it finds the same passage again).
+        With a title index these are the titles of other documents named in those passages (entity
+        linking against the corpus); otherwise capitalised names and 《》 titles. A passage's own title
+        is not a bridge (searching it finds the same passage again).
         """
         seen_query = query.lower()
         found: list[str] = []
         for hits in rankings.values():
             for hit in hits[: self.bridge_docs]:
-                for name in _names(hit.chunk.text):
+                names = self.titles.mentioned_in(hit.chunk.text) if self.titles else _names(hit.chunk.text)
+                for name in names:
                     if name.lower() in seen_query or name.lower() == hit.chunk.title.lower() or name in found:
                         continue
                     found.append(name)
         return found[: self.max_bridges]
 
 
-def fuse_hops(
-    first: dict[str, list[ScoredChunk]], second: dict[str, list[ScoredChunk]], *, rrf_k: int = 60
-) -> list[ScoredChunk]:
-    """Fuse within each hop, then fuse the two hops as equals.
+class TitleLinker:
+    """Finds the titles of corpus documents mentioned in a text (word n-grams, case-insensitive)."""
 
-    Fusing every list at once would favour chunks that many first-hop queries agree on and bury
-    the second hop's single best passage, which is the one a bridge question needs.
+    def __init__(self, titles: list[str], *, max_words: int = 8, min_chars: int = 3) -> None:
+        self._by_key: dict[str, str] = {}
+        for title in titles:
+            key = _key(title)
+            if len(key) >= min_chars and len(key.split()) <= max_words:
+                self._by_key.setdefault(key, title)
+        self.max_words = max_words
+        self._cjk = [k for k in self._by_key if _CJK_RE.search(k)]
+
+    def knows(self, name: str) -> bool:
+        return _key(name) in self._by_key
+
+    def canonical(self, name: str) -> str:
+        return self._by_key[_key(name)]
+
+    def mentioned_in(self, text: str) -> list[str]:
+        words = _WORD_RE.findall(text)
+        found: list[str] = []
+        for start in range(len(words)):
+            for size in range(min(self.max_words, len(words) - start), 0, -1):
+                key = " ".join(words[start : start + size]).lower()
+                if key in self._by_key:
+                    found.append(self._by_key[key])
+                    break
+        found += [self._by_key[k] for k in self._cjk if k in text]
+        return list(dict.fromkeys(found))
+
+
+def _key(text: str) -> str:
+    return " ".join(_WORD_RE.findall(text)).lower() if not _CJK_RE.search(text) else text.strip()
+
+
+def fuse_hops(
+    first: dict[str, list[ScoredChunk]],
+    second: dict[str, list[ScoredChunk]],
+    *,
+    rrf_k: int = 60,
+    second_weight: float = 0.5,
+    second_slots: int = 3,
+) -> list[ScoredChunk]:
+    """Fuse within each hop, then let the second hop add what the first did not find.
+
+    The first hop's order is kept (it answers the question as asked); the best ``second_slots``
+    passages that only the second hop found are placed right after the first hop's top passages,
+    and the rest follow by weighted fusion. Plain fusion of all lists would instead reward noise
+    that many bridge searches agree on and push the question's own best passages down.
     """
     hop1 = reciprocal_rank_fusion({f"hop1:{q}": hits for q, hits in first.items()}, k=rrf_k)
     if not second:
         fused = hop1
     else:
-        # The passages the bridges came from are already on top of hop 1; hop 2 is for new ones.
-        known = {hit.id for hit in hop1[:3]}
-        hop2 = reciprocal_rank_fusion(
-            {f"hop2:{q}": [h for h in hits if h.id not in known] for q, hits in second.items()}, k=rrf_k
+        hop2 = reciprocal_rank_fusion({f"hop2:{q}": hits for q, hits in second.items()}, k=rrf_k)
+        weighted = reciprocal_rank_fusion(
+            {"hop1": hop1, "hop2": hop2}, k=rrf_k, weights={"hop1": 1.0, "hop2": second_weight}
         )
-        fused = reciprocal_rank_fusion({"hop1": hop1, "hop2": hop2}, k=rrf_k)
+        head = hop1[: second_slots * 2]
+        seen = {h.id for h in head}
+        fresh = [h for h in hop2 if h.id not in {x.id for x in hop1[:10]}][:second_slots]
+        by_id = {h.id: h for h in weighted}
+        order = [h.id for h in head] + [h.id for h in fresh if h.id not in seen]
+        order += [h.id for h in weighted if h.id not in set(order)]
+        fused = [by_id[i] for i in order]
     for hit in fused:
         hit.ranks = _collapse_ranks(hit.ranks)
     return fused

@@ -75,7 +75,8 @@ class TestE5Reranker:
         assert top.chunk == before[2].chunk and top.chunk.metadata == {"page": 2}
         assert top.ranks == {"vector": 3, "rerank": 1}
         assert top.scores["vector"] == pytest.approx(0.8)
-        assert top.score == top.scores["rerank"] == pytest.approx(top.scores["e5_cosine"])
+        assert top.score == top.scores["rerank"]
+        assert 0.0 < top.scores["e5_cosine"] <= 1.0
         assert [c.ranks["rerank"] for c in out] == [1, 2, 3]
         assert before[2].ranks == {"vector": 3} and before[2].score == pytest.approx(0.8)  # inputs untouched
 
@@ -88,6 +89,12 @@ class TestE5Reranker:
 
     def test_no_candidates_gives_no_result(self, e5_reranker: EmbeddingReranker) -> None:
         assert e5_reranker.rerank(ZH_QUERY, []) == []
+
+    def test_without_blend_the_score_is_the_plain_cosine(self) -> None:
+        reranker = EmbeddingReranker(make_embedder("e5-small"), blend=0.0)
+        out = reranker.rerank(EN_QUERY, candidates(EN_TEXTS))
+        assert out[0].id == "c2"
+        assert all(c.score == pytest.approx(c.scores["e5_cosine"]) for c in out)
 
     def test_full_blend_keeps_the_first_stage_order(self) -> None:
         reranker = EmbeddingReranker(make_embedder("e5-small"), blend=1.0)

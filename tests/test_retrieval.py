@@ -175,3 +175,12 @@ def test_langchain_retriever_adapter_returns_documents_with_metadata(retrievers)
     assert docs[0].metadata["id"] == "err-4711"
     assert docs[0].metadata["source"] == "docs/errors.md"
     assert "keyword" in docs[0].metadata["ranks"]
+
+
+def test_multi_hop_links_titles_mentioned_in_first_hop_passages():
+    from retrievers.multi_hop import TitleLinker
+
+    linker = TitleLinker(["Harbor Lights Festival", "Kur", "灯笼节", "a"])
+    text = "The bridge opened during the Harbor Lights Festival, near Kur; 当晚举办灯笼节。"
+    assert linker.mentioned_in(text) == ["Harbor Lights Festival", "Kur", "灯笼节"]
+    assert linker.knows("harbor lights festival") and not linker.knows("a")
