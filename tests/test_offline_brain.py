@@ -158,6 +158,24 @@ class TestCompress:
         text = brain.compress("BM25 parameter k1 b", passages(), token_budget=200)[0].text
         assert text.index("k1") < text.index("length normalisation")
 
+    @pytest.mark.parametrize(
+        ("question", "text", "answer"),
+        [
+            (
+                "Who designed the Quillon Bridge?",
+                "The Quillon Bridge opened in 1932. Its designer was Marta Kowalczyk. Rain fell.",
+                "Marta Kowalczyk",
+            ),
+            ("奎隆桥是谁设计的？", "奎隆桥于1932年通车。设计师是玛尔塔·科瓦尔奇克。那天下雨。", "玛尔塔"),
+        ],
+    )
+    def test_spare_budget_keeps_neighbouring_sentences_of_a_matched_passage(
+        self, brain: OfflineBrain, question: str, text: str, answer: str
+    ) -> None:
+        passage = Passage(number=1, chunk_id="c1", source="docs/bridge.md", text=text)
+        compressed = brain.compress(question, [passage], token_budget=200)
+        assert answer in compressed[0].text
+
     def test_bad_budget_is_rejected(self, brain: OfflineBrain) -> None:
         with pytest.raises(ValueError, match="token_budget"):
             brain.compress("x", passages(), token_budget=0)

@@ -82,6 +82,14 @@ def compress_passages(question: str, passages: list[Passage], token_budget: int)
         # nothing matches the question's terms: keep leading sentences so the writer still sees the evidence
         relevant = [s for s in scored if s.position == 0]
     ranked = sorted(relevant, key=lambda s: (-s.score, s.passage_index, s.position))
+    # Spare budget goes to the other sentences of the passages that matched, best passages first and
+    # neighbours of kept sentences first: an answer often sits next to the sentence that shares the
+    # question's words without sharing any itself.
+    kept = {(s.passage_index, s.position) for s in ranked}
+    matched = {s.passage_index for s in ranked}
+    rest = [s for s in scored if s.passage_index in matched and (s.passage_index, s.position) not in kept]
+    rest.sort(key=lambda s: (s.passage_index, _distance(s, kept), s.position))
+    ranked += rest
     chosen: dict[int, list[_Scored]] = {}
     used = 0
     for item in ranked:
@@ -104,6 +112,11 @@ def compress_passages(question: str, passages: list[Passage], token_budget: int)
         joiner = "" if detect_language(passage.text) == "zh" else " "
         out.append(passage.model_copy(update={"text": joiner.join(s.sentence for s in sentences)}))
     return out
+
+
+def _distance(sentence: _Scored, kept: set[tuple[int, int]]) -> int:
+    positions = [pos for index, pos in kept if index == sentence.passage_index]
+    return min((abs(sentence.position - pos) for pos in positions), default=1_000)
 
 
 def _missing_terms(question: str, passages: list[Passage]) -> tuple[list[str], float]:
