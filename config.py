@@ -41,6 +41,9 @@ class Settings(BaseSettings):
     reranker: str = Field(
         default="e5", description="none | lexical | e5 | cross-encoder:<local model folder>"
     )
+    rerank_blend: float = Field(
+        default=0.3, ge=0, le=1, description="weight of the first-stage score in the e5/lexical rerank score"
+    )
     embed_batch_size: int = Field(default=64, ge=1)
     openai_api_key: str | None = Field(
         default=None, validation_alias=AliasChoices(f"{ENV_PREFIX}OPENAI_API_KEY", "OPENAI_API_KEY")
@@ -79,7 +82,11 @@ class Settings(BaseSettings):
     top_k: int = Field(default=10, ge=1)
     candidate_k: int = Field(default=30, ge=1, description="candidates fetched before reranking")
     rrf_k: int = Field(default=60, ge=1)
-    vector_weight: float = Field(default=1.0, ge=0)
+    vector_weight: float = Field(
+        default=0.5,
+        ge=0,
+        description="RRF weight of dense hits (0.5 chosen on scifact_train, docs/evaluation.md)",
+    )
     keyword_weight: float = Field(default=1.0, ge=0)
     min_keyword_hits: int = Field(default=3, ge=0)
     mode: RetrievalMode = "agentic"

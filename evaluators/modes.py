@@ -22,7 +22,7 @@ from retrievers.tokenize import detect_language
 from retrievers.types import Chunk
 
 # Bump when what gets indexed changes (e.g. what text is embedded), so cached eval indexes rebuild.
-INDEX_RECIPE = 2
+INDEX_RECIPE = 3
 INDEX_SETTINGS = ("embedder", "bm25_k1", "bm25_b", "bm25_title_boost", "hnsw_threshold", "hnsw_m")
 
 
@@ -72,7 +72,12 @@ def prepare_index(dataset: Dataset, settings: Settings, index_dir: Path | None, 
 def make_context(settings: Settings, folder: Path) -> AgentContext:
     index = open_index(folder, ef_search=settings.hnsw_ef_search)
     retrievers = build_retrievers(index, settings)
-    reranker = make_reranker(settings.reranker, embedder=retrievers.embedder, cache_dir=folder / "cache")
+    reranker = make_reranker(
+        settings.reranker,
+        embedder=retrievers.embedder,
+        cache_dir=folder / "cache",
+        blend=settings.rerank_blend,
+    )
     return AgentContext(
         settings=settings, retrievers=retrievers, brain=make_brain(settings), reranker=reranker
     )

@@ -51,7 +51,12 @@ def build_context(settings: Settings | None = None, *, index_dir: Path | None = 
     settings = settings or load_settings()
     retrievers = open_retrievers(settings, index_dir)
     folder = Path(index_dir or settings.index_dir)
-    reranker = make_reranker(settings.reranker, embedder=retrievers.embedder, cache_dir=folder / "cache")
+    reranker = make_reranker(
+        settings.reranker,
+        embedder=retrievers.embedder,
+        cache_dir=folder / "cache",
+        blend=settings.rerank_blend,
+    )
     return AgentContext(
         settings=settings, retrievers=retrievers, brain=make_brain(settings), reranker=reranker
     )

@@ -26,6 +26,7 @@ import numpy as np
 
 from retrievers.bm25 import BM25Index
 from retrievers.docstore import DocStore, FileRecord
+from retrievers.tokenize import TOKENIZER_VERSION
 from retrievers.types import Chunk, Filters
 from retrievers.vector_index import HnswParams, VectorIndex
 
@@ -171,6 +172,12 @@ def open_index(folder: Path, *, ef_search: int = 64) -> Index:
     generation = folder / str(pointer.get("current", ""))
     try:
         manifest = json.loads((generation / "manifest.json").read_text(encoding="utf-8"))
+        if manifest.get("tokenizer_version", 1) != TOKENIZER_VERSION:
+            raise IndexVersionError(
+                f"the index in {folder} was built with keyword tokenizer version "
+                f"{manifest.get('tokenizer_version', 1)}; this version uses {TOKENIZER_VERSION}; "
+                f"{rebuild_hint(folder)}"
+            )
         for name, size in manifest["files"].items():
             actual = (generation / name).stat().st_size
             if actual != size:
@@ -252,6 +259,7 @@ def write_generation(
         "n_chunks": len(token_lists),
         "created_at": time.time(),
         "bm25": {"k1": params.k1, "b": params.b},
+        "tokenizer_version": TOKENIZER_VERSION,
         "hnsw": params.hnsw.__dict__,
         "extra": extra or {},
         "files": {name: (tmp / name).stat().st_size for name in names},

@@ -1,6 +1,6 @@
 """A tokenizer for mixed Chinese/English text, shared by BM25 and the offline brain.
 
-CJK runs go through jieba (search mode, so compounds also yield their parts); Latin runs are
+CJK runs are converted to simplified characters and go through jieba (search mode, so compounds also yield their parts); Latin runs are
 lower-cased and stemmed; identifiers such as ``gpt-4o``, ``BM25``, ``v2.3`` and ``ISO-9001`` stay whole
 (their alphabetic parts are added too, so ``gpt`` still finds ``gpt-4o``).
 """
@@ -13,6 +13,7 @@ import threading
 from functools import lru_cache
 
 import snowballstemmer
+import zhconv
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 # An identifier: alphanumerics joined by - . _ / + (at least one digit or an inner separator), or a word.
@@ -211,6 +212,9 @@ ZH_STOPWORDS = frozenset(
     ]
 )
 
+# Bump when tokens change; an index built with other tokens must be rebuilt (checked on open).
+TOKENIZER_VERSION = 2
+
 _lock = threading.Lock()
 
 
@@ -255,7 +259,9 @@ def tokenize(text: str, *, stem: bool = True, keep_stopwords: bool = False) -> l
         kind = match.lastgroup
         piece = match.group()
         if kind == "cjk":
-            for word in _jieba().cut_for_search(piece):
+            # jieba's dictionary is simplified Chinese: traditional text (馬祖地區) is segmented
+            # far better after conversion, and queries and documents are converted alike.
+            for word in _jieba().cut_for_search(_to_simplified(piece)):
                 word = word.strip()
                 if word and (keep_stopwords or word not in ZH_STOPWORDS):
                     out.append(word)
@@ -273,6 +279,11 @@ def tokenize(text: str, *, stem: bool = True, keep_stopwords: bool = False) -> l
                 continue
             out.append(_stem(word) if stem and not word.endswith("+") else word)
     return out
+
+
+@lru_cache(maxsize=50_000)
+def _to_simplified(text: str) -> str:
+    return zhconv.convert(text, "zh-cn")
 
 
 def identifiers_in(text: str) -> list[str]:

@@ -237,3 +237,13 @@ def test_json_lines_corpora_index_each_record_with_its_id(tmp_path, settings, em
     first = next(c for c in index.docstore.get(range(2)).values() if c.metadata["doc_id"] == "d1")
     assert first.metadata["year"] == 1920
     index.close()
+
+
+def test_an_index_built_with_another_tokenizer_version_says_how_to_rebuild(docs, settings, embedder):
+    ingest_paths([docs], settings, embedder, progress=False)
+    manifest_path = next(settings.index_dir.glob("gen-*")) / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["tokenizer_version"] = 1
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(IndexVersionError, match=r"tokenizer version 1.*--rebuild"):
+        open_index(settings.index_dir)

@@ -184,3 +184,7 @@ def test_multi_hop_links_titles_mentioned_in_first_hop_passages():
     text = "The bridge opened during the Harbor Lights Festival, near Kur; 当晚举办灯笼节。"
     assert linker.mentioned_in(text) == ["Harbor Lights Festival", "Kur", "灯笼节"]
     assert linker.knows("harbor lights festival") and not linker.knows("a")
+
+
+def test_traditional_chinese_is_segmented_like_simplified():
+    assert set(tokenize("馬祖地區的觀光")) & set(tokenize("马祖地区的观光")) >= {"马祖", "地区", "观光"}
