@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     rerank_blend: float = Field(
         default=0.3, ge=0, le=1, description="weight of the first-stage score in the e5/lexical rerank score"
     )
+    rerank_prewarm: bool = Field(
+        default=False, description="embed passages for the e5 reranker at ingest, so first queries run warm"
+    )
     embed_batch_size: int = Field(default=64, ge=1)
     openai_api_key: str | None = Field(
         default=None, validation_alias=AliasChoices(f"{ENV_PREFIX}OPENAI_API_KEY", "OPENAI_API_KEY")

@@ -18,8 +18,38 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--chunk-size", type=int, dest="chunk_size")
     p.add_argument("--chunk-overlap", type=int, dest="chunk_overlap")
     p.add_argument("--semantic", action="store_true", default=None, dest="semantic_split")
+    p.add_argument(
+        "--prewarm-reranker",
+        action="store_true",
+        default=None,
+        dest="rerank_prewarm",
+        help="embed passages for the e5 reranker now (slower ingest, fast first questions)",
+    )
     add_common(p)
     p.set_defaults(handler=run)
+
+
+def prewarm_reranker(settings) -> int:
+    """Fill the reranker's passage cache for every chunk in the index (cached ones cost nothing)."""
+    from providers.rerankers import make_reranker
+    from retrievers.factory import embedder_for
+    from retrievers.index import open_index
+
+    reranker = make_reranker(
+        settings.reranker,
+        embedder=embedder_for(settings),
+        cache_dir=Path(settings.index_dir) / "cache",
+        blend=settings.rerank_blend,
+    )
+    warm = getattr(reranker, "warm", None)
+    if warm is None:
+        return 0
+    index = open_index(Path(settings.index_dir))
+    try:
+        chunks = [chunk for _, chunk, _ in index.docstore.iter_rows()]
+        return warm(chunks)
+    finally:
+        index.close()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,10 +61,15 @@ def run(args: argparse.Namespace) -> int:
         chunk_size=args.chunk_size,
         chunk_overlap=args.chunk_overlap,
         semantic_split=args.semantic_split,
+        rerank_prewarm=args.rerank_prewarm,
     )
     report = ingest_paths(
         args.paths, settings, embedder_for(settings), rebuild=args.rebuild, progress=not args.json
     )
+    if settings.rerank_prewarm:
+        warmed = prewarm_reranker(settings)
+        if not args.json:
+            Console(stderr=True).print(f"reranker cache: {warmed} passages embedded")
     if args.json:
         print_json(report.model_dump())
         return 0

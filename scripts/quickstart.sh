@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-.venv/bin/python main.py ingest docs/guide
+.venv/bin/python main.py ingest docs/guide --prewarm-reranker
 exec .venv/bin/python main.py "$@"

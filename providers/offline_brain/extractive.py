@@ -8,6 +8,7 @@ brain's answer (the LLM's included) by term overlap with the cited passages.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from graph.schemas import DraftAnswer, Passage, SentenceSupport
@@ -104,11 +105,15 @@ def compress_passages(question: str, passages: list[Passage], token_budget: int)
             continue
         chosen.setdefault(item.passage_index, []).append(item)
         used += cost
+    totals = Counter(s.passage_index for s in scored)
     out: list[Passage] = []
     for p_index, passage in enumerate(passages):
         if p_index not in chosen:
             continue
         sentences = sorted(chosen[p_index], key=lambda s: s.position)
+        if len(sentences) == totals[p_index] and all(s.sentence in passage.text for s in sentences):
+            out.append(passage)  # nothing dropped: keep the original text and its layout
+            continue
         joiner = "" if detect_language(passage.text) == "zh" else " "
         out.append(passage.model_copy(update={"text": joiner.join(s.sentence for s in sentences)}))
     return out
@@ -179,22 +184,30 @@ def extractive_answer(question: str, passages: list[Passage], threshold: float =
 
 
 def _cite(items: list[_Scored], passages: list[Passage], zh: bool) -> str:
+    """Sentences with their [n] markers; spacing follows each sentence's own script, not the
+    question's (a Chinese question answered from English passages keeps English spacing)."""
     parts: list[str] = []
     for item in items:
         sentence = item.sentence
+        cjk = _ends_cjk(sentence)
         # cite every passage that contains this exact sentence (duplicates across chunks happen)
         numbers = [p.number for p in passages if sentence in p.text] or [passages[item.passage_index].number]
         marker = "".join(f"[{n}]" for n in dict.fromkeys(numbers))
         end = re.search(r"[。！？；.!?;]$", sentence)
         if end:
-            parts.append(
-                f"{sentence[:-1]} {marker}{sentence[-1]}"
-                if not zh
-                else f"{sentence[:-1]}{marker}{sentence[-1]}"
-            )
+            gap = "" if cjk else " "
+            parts.append(f"{sentence[:-1]}{gap}{marker}{sentence[-1]}")
         else:
-            parts.append(f"{sentence} {marker}" if not zh else f"{sentence}{marker}。")
-    return ("" if zh else " ").join(parts)
+            parts.append(f"{sentence}{marker}。" if cjk else f"{sentence} {marker}.")
+    text = ""
+    for part in parts:
+        text += part if not text or (_ends_cjk(text) and _ends_cjk(part)) else " " + part
+    return text
+
+
+def _ends_cjk(text: str) -> bool:
+    bare = re.sub(r"[\s\[\]\d。！？；.!?;,，]+$", "", text)
+    return bool(bare) and "\u3400" <= bare[-1] <= "\u9fff"
 
 
 def parse_citations(sentence: str) -> list[int]:
