@@ -59,6 +59,7 @@ class _Scored:
 
 def _score_sentences(question: str, passages: list[Passage]) -> list[_Scored]:
     terms = key_terms(question)
+    language = detect_language(question)
     scored: list[_Scored] = []
     for p_index, passage in enumerate(passages):
         heading_terms = set(key_terms(passage.heading)) if passage.heading else set()
@@ -66,6 +67,9 @@ def _score_sentences(question: str, passages: list[Passage]) -> list[_Scored]:
             found = set(key_terms(sentence)) & set(terms)
             # the heading gives context: a sentence under a matching heading is slightly more relevant
             bonus = 0.1 * len(heading_terms & set(terms)) / len(terms) if terms else 0.0
+            # a sentence in the question's own language reads better as an answer (small tie-breaker)
+            if found and detect_language(sentence) == language:
+                bonus += 0.05
             score = (len(found) / len(terms) if terms else 0.0) + (bonus if found else 0.0)
             scored.append(_Scored(p_index, position, sentence, score, frozenset(found)))
     return scored
@@ -156,7 +160,15 @@ def extractive_answer(question: str, passages: list[Passage], threshold: float =
     for item in sorted(scored, key=lambda s: (-s.score, s.passage_index, s.position)):
         if len(picked) >= 4:
             break
-        if item in picked or (picked and item.terms <= seen_terms and item.score < picked[0].score):
+        # a sentence adding no new question term is redundant, unless it comes from a passage the
+        # reranker put above the best sentence's passage (that passage is likely the answer's source)
+        redundant = (
+            picked
+            and item.terms <= seen_terms
+            and item.score < picked[0].score
+            and item.passage_index >= picked[0].passage_index
+        )
+        if item in picked or redundant:
             continue
         picked.append(item)
         seen_terms |= item.terms
