@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
+_BLOCK = 50_000
+
 
 class BM25Index:
     """Precomputed BM25 weights ``W[term, doc]``; a query's score is the sum of its terms' rows."""
@@ -48,33 +50,56 @@ class BM25Index:
         epsilon: float = 0.25,
     ) -> BM25Index:
         vocab: dict[str, int] = {}
+        # Postings go to int32 numpy blocks every BLOCK documents: Python lists of ints would
+        # take several GB at a million chunks.
+        blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         term_ids: list[int] = []
         doc_ids: list[int] = []
         counts: list[int] = []
         lengths: list[int] = []
+
+        def flush() -> None:
+            if term_ids:
+                blocks.append(
+                    (
+                        np.asarray(term_ids, dtype=np.int32),
+                        np.asarray(doc_ids, dtype=np.int32),
+                        np.asarray(counts, dtype=np.int32),
+                    )
+                )
+                term_ids.clear()
+                doc_ids.clear()
+                counts.clear()
+
         for doc_index, tokens in enumerate(docs):
             lengths.append(len(tokens))
             for token, count in Counter(tokens).items():
-                term = vocab.setdefault(token, len(vocab))
-                term_ids.append(term)
+                term_ids.append(vocab.setdefault(token, len(vocab)))
                 doc_ids.append(doc_index)
                 counts.append(count)
+            if doc_index % _BLOCK == _BLOCK - 1:
+                flush()
+        flush()
         n_docs = len(lengths)
         n_terms = len(vocab)
         if n_docs == 0:
             return cls(sparse.csr_matrix((0, 0), dtype=np.float32), {}, k1=k1, b=b, avgdl=0.0)
-        rows = np.asarray(term_ids, dtype=np.int32)
-        cols = np.asarray(doc_ids, dtype=np.int32)
-        tf = np.asarray(counts, dtype=np.float64)
+        rows = np.concatenate([b[0] for b in blocks])
+        cols = np.concatenate([b[1] for b in blocks])
+        tf = np.concatenate([b[2] for b in blocks]).astype(np.float32)
+        blocks.clear()
         doc_len = np.asarray(lengths, dtype=np.float64)
         avgdl = float(doc_len.mean()) if n_docs else 0.0
         df = np.bincount(rows, minlength=n_terms).astype(np.float64)
         idf = okapi_idf(df, n_docs, epsilon)
-        norm = k1 * (1.0 - b + b * doc_len[cols] / (avgdl or 1.0))
-        data = idf[rows] * tf * (k1 + 1.0) / (tf + norm)
-        matrix = sparse.csr_matrix(
-            (data.astype(np.float32), (rows, cols)), shape=(n_terms, n_docs), dtype=np.float32
-        )
+        # float32 in place: the weights are stored as float32 anyway
+        norm = (k1 * (1.0 - b + b * doc_len / (avgdl or 1.0))).astype(np.float32)[cols]
+        data = tf * np.float32(k1 + 1.0)
+        norm += tf
+        data /= norm
+        del norm, tf
+        data *= idf.astype(np.float32)[rows]
+        matrix = sparse.csr_matrix((data, (rows, cols)), shape=(n_terms, n_docs), dtype=np.float32)
         matrix.sort_indices()
         return cls(matrix, vocab, k1=k1, b=b, avgdl=avgdl)
 
