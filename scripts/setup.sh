@@ -13,7 +13,11 @@ want="$(sha256sum pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
 fi
-pip() { .venv/bin/python -m pip --disable-pip-version-check -q "$@"; }
+# This machine's pip config lists extra package folders; pip warns about missing ones on every
+# package. Those lines are noise, so they are filtered out; every other message still shows.
+pip() {
+  .venv/bin/python -m pip --disable-pip-version-check -q "$@" 2> >(grep -v '^WARNING: Location' >&2)
+}
 echo "installing dependencies into .venv (first run takes a few minutes)" >&2
 pip install --upgrade pip >/dev/null
 # torch first and pinned: any other spec pulls a multi-GB CUDA build.
