@@ -12,11 +12,10 @@ from config import Settings
 from evaluators.datasets import Dataset, EvalQuery, corpus_hash
 from evaluators.harness import QueryResult, RunMode
 from graph.builder import build_graph
-from graph.context import AgentContext, make_brain
+from graph.context import AgentContext, build_context
 from graph.run import ask
 from ingestion.indexing import index_chunks
-from providers.rerankers import make_reranker
-from retrievers.factory import build_retrievers, embedder_for
+from retrievers.factory import embedder_for
 from retrievers.index import IndexError_, index_exists, open_index
 from retrievers.tokenize import detect_language
 from retrievers.types import Chunk
@@ -70,17 +69,7 @@ def prepare_index(dataset: Dataset, settings: Settings, index_dir: Path | None, 
 
 
 def make_context(settings: Settings, folder: Path) -> AgentContext:
-    index = open_index(folder, ef_search=settings.hnsw_ef_search)
-    retrievers = build_retrievers(index, settings)
-    reranker = make_reranker(
-        settings.reranker,
-        embedder=retrievers.embedder,
-        cache_dir=folder / "cache",
-        blend=settings.rerank_blend,
-    )
-    return AgentContext(
-        settings=settings, retrievers=retrievers, brain=make_brain(settings), reranker=reranker
-    )
+    return build_context(settings, index_dir=folder)
 
 
 def mode_runner(app, context: AgentContext, mode: str) -> RunMode:

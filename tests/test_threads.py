@@ -31,23 +31,7 @@ from memory.threads import (
     show_thread,
 )
 from tests.postgres_server import postgres_url
-
-
-class ChatState(TypedDict):
-    messages: Annotated[list[AnyMessage], add_messages]
-
-
-def respond(state: ChatState) -> dict[str, list[AnyMessage]]:
-    heard = [m.text for m in state["messages"] if isinstance(m, HumanMessage)]
-    return {"messages": [AIMessage(f"heard {len(heard)}: {' | '.join(heard)}")]}
-
-
-def chat_graph(saver: BaseCheckpointSaver) -> CompiledStateGraph:
-    builder = StateGraph(ChatState)
-    builder.add_node("respond", respond)
-    builder.add_edge(START, "respond")
-    builder.add_edge("respond", END)
-    return builder.compile(checkpointer=saver)
+from tests.test_checkpointer import ChatState, chat_graph, respond  # one tiny chat graph for both
 
 
 def graph_with_subgraph(saver: BaseCheckpointSaver) -> CompiledStateGraph:
