@@ -16,6 +16,9 @@ FIXED_STRATEGY = {"naive": "vector", "keyword": "keyword", "hybrid": "hybrid", "
 ACTION_STRATEGY = {"retry_vector": "vector", "retry_keyword": "keyword", "multi_hop": "multi_hop"}
 
 
+COMPLEXITY_FOR_BRIDGE = ("simple", "moderate", "complex")
+
+
 def uses_analysis(mode: str) -> bool:
     return mode in ("self_query", "agentic")
 
@@ -41,6 +44,10 @@ def initial_strategy(mode: str, analysis: QueryAnalysis | None) -> str:
     if analysis.identifiers and analysis.recommended_strategy != "vector":
         return "keyword"
     strategy = analysis.recommended_strategy
+    if strategy in ("hybrid", "multi_hop") and analysis.complexity in COMPLEXITY_FOR_BRIDGE:
+        # A question may need a passage only reachable through another one; the multi-hop route
+        # searches it as asked, then hops through the documents its best passages name.
+        return "multi_hop"
     return "hybrid" if strategy == "multi_hop" else strategy
 
 

@@ -13,6 +13,7 @@ from langgraph.runtime import Runtime
 
 from graph.routing import uses_rerank
 from nodes.common import ctx, dump_hits, event, load_hits, mode_of, question_of
+from retrievers.types import ScoredChunk
 
 
 def merge_with_relevant(
@@ -23,6 +24,22 @@ def merge_with_relevant(
         item for item in previous if item["chunk"]["id"] in relevant_ids and item["chunk"]["id"] not in seen
     ]
     return retrieved + keep
+
+
+def keep_second_hop_slots(fused: list[ScoredChunk], reranked: list[ScoredChunk]) -> list[ScoredChunk]:
+    """Passages found only by the second hop keep their places from multi-hop fusion.
+
+    They were reached through a bridge document, so they rarely share the question's words; a
+    reranker that scores them against the question alone would push exactly them out of the top.
+    """
+    pinned = {i: hit for i, hit in enumerate(fused[:10]) if "hop2" in hit.ranks and "hop1" not in hit.ranks}
+    if not pinned:
+        return reranked
+    ids = {hit.id for hit in pinned.values()}
+    out = [hit for hit in reranked if hit.id not in ids]
+    for position, hit in sorted(pinned.items()):
+        out.insert(min(position, len(out)), hit)
+    return out
 
 
 def rerank(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
@@ -40,7 +57,7 @@ def rerank(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
             "trace": [event("rerank", started, context, reason, candidates=len(candidates))],
         }
     query = question_of(state)
-    reranked = context.reranker.rerank(query, candidates)
+    reranked = keep_second_hop_slots(candidates, context.reranker.rerank(query, candidates))
     return {
         "reranked": dump_hits(reranked),
         "trace": [event("rerank", started, context, context.reranker.name, candidates=len(candidates))],
