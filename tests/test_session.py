@@ -123,7 +123,7 @@ def test_a_conversation_at_the_terminal_resumes_after_a_restart(index_dir, tmp_p
 
     trace = first.type("/trace")
     assert "rewritten follow-up" in trace
-    for node in ("contextualize", "analyze_query", "retrieve_hybrid", "rerank", "evaluate", "generate"):
+    for node in ("contextualize", "analyze_query", "retrieve_", "rerank", "evaluate", "generate"):
         assert node in trace
     assert "stop reason: sufficient" in trace
 
