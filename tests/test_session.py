@@ -112,7 +112,9 @@ def test_a_conversation_at_the_terminal_resumes_after_a_restart(index_dir, tmp_p
     thread_id = re.search(r"new thread (\w+)", banner).group(1)
 
     screen = first.type("How does hybrid search merge results?")
-    assert re.search(r"analysing -> (hybrid|multi-hop)", screen) and "-> answer" in screen  # steps stream first
+    assert (
+        re.search(r"analysing -> (hybrid|multi-hop)", screen) and "-> answer" in screen
+    )  # steps stream first
     assert re.search(r"reciprocal rank fusion.*\[1\]", screen)
     assert re.search(r"\[1\] \S*hybrid_en\.md", screen)
 
