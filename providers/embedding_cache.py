@@ -96,6 +96,8 @@ class CachedEmbedder:
     Queries are not cached: they are rarely repeated and cost one model call.
     """
 
+    WRITE_BATCH = 64
+
     def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
         self.inner = inner
         self.cache = cache
@@ -112,11 +114,13 @@ class CachedEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         cached = self.cache.get_many(self.name, texts)
         todo = list(dict.fromkeys(t for t in texts if text_key(t) not in cached))
-        if todo:
-            fresh = self.inner.embed_documents(todo)
-            self.cache.put_many(self.name, todo, fresh)
-            cached.update(zip((text_key(t) for t in todo), fresh, strict=True))
-            self.misses += len(todo)
+        # Stored batch by batch, so a long warm-up that is interrupted keeps what it has done.
+        for start in range(0, len(todo), self.WRITE_BATCH):
+            batch = todo[start : start + self.WRITE_BATCH]
+            fresh = self.inner.embed_documents(batch)
+            self.cache.put_many(self.name, batch, fresh)
+            cached.update(zip((text_key(t) for t in batch), fresh, strict=True))
+            self.misses += len(batch)
         return np.vstack([cached[text_key(t)] for t in texts]).astype(np.float32, copy=False)
 
     def embed_query(self, text: str) -> np.ndarray:
