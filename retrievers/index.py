@@ -165,23 +165,35 @@ def index_exists(folder: Path) -> bool:
     return (folder / POINTER).exists()
 
 
+def _current_generation(folder: Path) -> tuple[Path, dict]:
+    """The current generation folder and its manifest, after version and file-size checks."""
+    pointer = _read_pointer(folder)
+    generation = folder / str(pointer.get("current", ""))
+    manifest = json.loads((generation / "manifest.json").read_text(encoding="utf-8"))
+    if manifest.get("tokenizer_version", 1) != TOKENIZER_VERSION:
+        raise IndexVersionError(
+            f"the index in {folder} was built with keyword tokenizer version "
+            f"{manifest.get('tokenizer_version', 1)}; this version uses {TOKENIZER_VERSION}; "
+            f"{rebuild_hint(folder)}"
+        )
+    for name, size in manifest["files"].items():
+        actual = (generation / name).stat().st_size
+        if actual != size:
+            raise ValueError(f"{name} has {actual} bytes, expected {size}")
+    return generation, manifest
+
+
+def _damaged(folder: Path, exc: Exception) -> IndexCorruptedError:
+    return IndexCorruptedError(
+        f"the index in {folder} is damaged ({type(exc).__name__}: {exc}); {rebuild_hint(folder)}"
+    )
+
+
 def open_index(folder: Path, *, ef_search: int = 64) -> Index:
     """Open the current generation, checking format version and file integrity."""
     folder = Path(folder)
-    pointer = _read_pointer(folder)
-    generation = folder / str(pointer.get("current", ""))
     try:
-        manifest = json.loads((generation / "manifest.json").read_text(encoding="utf-8"))
-        if manifest.get("tokenizer_version", 1) != TOKENIZER_VERSION:
-            raise IndexVersionError(
-                f"the index in {folder} was built with keyword tokenizer version "
-                f"{manifest.get('tokenizer_version', 1)}; this version uses {TOKENIZER_VERSION}; "
-                f"{rebuild_hint(folder)}"
-            )
-        for name, size in manifest["files"].items():
-            actual = (generation / name).stat().st_size
-            if actual != size:
-                raise ValueError(f"{name} has {actual} bytes, expected {size}")
+        generation, manifest = _current_generation(folder)
         docstore = DocStore(generation / "docstore.sqlite")
         n_chunks = docstore.count()
         vectors = VectorIndex.load(generation / "vectors.faiss", ef_search)
@@ -189,9 +201,7 @@ def open_index(folder: Path, *, ef_search: int = 64) -> Index:
     except IndexError_:
         raise
     except Exception as exc:  # any damage: missing file, truncated FAISS, broken SQLite, bad JSON
-        raise IndexCorruptedError(
-            f"the index in {folder} is damaged ({type(exc).__name__}: {exc}); {rebuild_hint(folder)}"
-        ) from None
+        raise _damaged(folder, exc) from None
     if not (n_chunks == vectors.size == bm25.n_docs == manifest["n_chunks"]):
         raise IndexCorruptedError(
             f"the index in {folder} is inconsistent (docstore {n_chunks}, vectors {vectors.size}, "
@@ -279,13 +289,27 @@ def write_generation(
 
 
 def read_generation(folder: Path) -> tuple[DocStore, np.ndarray, dict] | None:
-    """The current generation's docstore, stored vectors (memory-mapped) and manifest, for re-indexing."""
+    """The current generation's docstore, stored vectors (memory-mapped) and manifest, for re-indexing.
+
+    Only what a re-index reuses is opened: the FAISS index and BM25 matrix are rebuilt anyway.
+    """
     if not index_exists(folder):
         return None
-    index = open_index(folder)
-    vectors = np.load(index.generation / "vectors.npy", mmap_mode="r", allow_pickle=False)
-    index.vectors = None  # type: ignore[assignment]  # free the FAISS copy; only raw vectors are needed
-    return index.docstore, vectors, index.manifest
+    try:
+        generation, manifest = _current_generation(folder)
+        docstore = DocStore(generation / "docstore.sqlite")
+        n_chunks = docstore.count()
+        vectors = np.load(generation / "vectors.npy", mmap_mode="r", allow_pickle=False)
+    except IndexError_:
+        raise
+    except Exception as exc:
+        raise _damaged(folder, exc) from None
+    if not (n_chunks == vectors.shape[0] == manifest["n_chunks"]):
+        raise IndexCorruptedError(
+            f"the index in {folder} is inconsistent (docstore {n_chunks}, stored vectors "
+            f"{vectors.shape[0]}); {rebuild_hint(folder)}"
+        )
+    return docstore, vectors, manifest
 
 
 def _write_json(path: Path, data: dict) -> None:
