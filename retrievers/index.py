@@ -137,6 +137,20 @@ class Index:
             **self.docstore.stats(),
         }
 
+    @property
+    def location(self) -> str:
+        return str(self.folder)
+
+    def titles(self) -> list[str]:
+        return self.docstore.titles()
+
+    def count(self) -> int:
+        return self.docstore.count()
+
+    def iter_chunks(self) -> Iterator[Chunk]:
+        for _, chunk, _ in self.docstore.iter_rows():
+            yield chunk
+
     def close(self) -> None:
         self.docstore.close()
 

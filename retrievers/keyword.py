@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from retrievers.base import ranked
-from retrievers.index import Index
+from retrievers.store import Store
 from retrievers.tokenize import tokenize
 from retrievers.types import Filters, ScoredChunk
 
@@ -13,7 +13,7 @@ from retrievers.types import Filters, ScoredChunk
 class KeywordRetriever:
     name = "keyword"
 
-    def __init__(self, index: Index, tokenizer: Callable[[str], list[str]] = tokenize) -> None:
+    def __init__(self, index: Store, tokenizer: Callable[[str], list[str]] = tokenize) -> None:
         self.index = index
         self.tokenizer = tokenizer
 

@@ -6,14 +6,14 @@ import numpy as np
 
 from providers.embeddings import Embedder
 from retrievers.base import ranked
-from retrievers.index import Index
+from retrievers.store import Store
 from retrievers.types import Filters, ScoredChunk
 
 
 class VectorRetriever:
     name = "vector"
 
-    def __init__(self, index: Index, embedder: Embedder) -> None:
+    def __init__(self, index: Store, embedder: Embedder) -> None:
         self.index = index
         self.embedder = embedder
 
