@@ -33,7 +33,7 @@ def prewarm_reranker(settings) -> int:
     """Fill the reranker's passage cache for every chunk in the index (cached ones cost nothing)."""
     from providers.rerankers import make_reranker
     from retrievers.factory import embedder_for
-    from retrievers.index import open_index
+    from retrievers.store import open_store
 
     reranker = make_reranker(
         settings.reranker,
@@ -44,12 +44,11 @@ def prewarm_reranker(settings) -> int:
     warm = getattr(reranker, "warm", None)
     if warm is None:
         return 0
-    index = open_index(Path(settings.index_dir))
+    store = open_store(settings)
     try:
-        chunks = [chunk for _, chunk, _ in index.docstore.iter_rows()]
-        return warm(chunks)
+        return warm(list(store.iter_chunks()))
     finally:
-        index.close()
+        store.close()
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,7 +17,8 @@ from graph.context import AgentContext, build_context
 from graph.run import ask
 from ingestion.indexing import index_chunks
 from retrievers.factory import embedder_for
-from retrievers.index import IndexError_, index_exists, open_index
+from retrievers.index import IndexError_
+from retrievers.store import open_store, store_exists
 from retrievers.tokenize import detect_language
 from retrievers.types import Chunk
 
@@ -49,12 +51,25 @@ def corpus_chunks(dataset: Dataset) -> list[Chunk]:
     ]
 
 
-def prepare_index(dataset: Dataset, settings: Settings, index_dir: Path | None, progress: bool) -> Path:
-    folder = index_dir or Path(".agentic_rag/eval") / f"{dataset.name}-{index_key(dataset, settings)}"
-    if index_exists(folder):
+def prepare_index(
+    dataset: Dataset, settings: Settings, index_dir: Path | None, progress: bool
+) -> tuple[Settings, Path]:
+    """Settings and folder of the dataset's index, built unless an intact one exists.
+
+    With the Milvus store the index is a collection named after the dataset and the same key.
+    """
+    key = index_key(dataset, settings)
+    folder = index_dir or Path(".agentic_rag/eval") / f"{dataset.name}-{key}"
+    if settings.store == "milvus":
+        name = re.sub(r"[^A-Za-z0-9_]", "_", f"eval_{dataset.name}_{key}")
+        settings = settings.model_copy(update={"milvus_collection": name})
+    if store_exists(settings, folder):
         try:
-            open_index(folder).close()
-            return folder
+            store = open_store(settings, folder)
+            complete = store.count() == len(dataset.corpus)  # a Milvus build may have been cut short
+            store.close()
+            if complete:
+                return settings, folder
         except IndexError_:
             pass  # damaged or old: rebuild below
     index_chunks(
@@ -64,8 +79,9 @@ def prepare_index(dataset: Dataset, settings: Settings, index_dir: Path | None, 
         index_dir=folder,
         progress=progress,
         extra={"dataset": dataset.name, "corpus_hash": corpus_hash(dataset)},
+        collection=settings.milvus_collection if settings.store == "milvus" else None,
     )
-    return folder
+    return settings, folder
 
 
 def make_context(settings: Settings, folder: Path) -> AgentContext:
@@ -102,7 +118,7 @@ def build_modes(
     progress: bool = True,
 ) -> tuple[dict[str, RunMode], Callable[[], None]]:
     """RunModes for the harness plus a close() for the opened index."""
-    folder = prepare_index(dataset, settings, index_dir, progress)
+    settings, folder = prepare_index(dataset, settings, index_dir, progress)
     context = make_context(settings, folder)
     app = build_graph()
     runners = {mode: mode_runner(app, context, mode) for mode in modes}

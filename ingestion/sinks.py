@@ -88,7 +88,9 @@ class LocalSink:
 
 
 class MilvusSink:
-    def __init__(self, settings: Settings, embedder_name: str, dim: int, rebuild: bool, collection: str | None):
+    def __init__(
+        self, settings: Settings, embedder_name: str, dim: int, rebuild: bool, collection: str | None
+    ):
         from retrievers.milvus_store import MilvusBuild, MilvusStore
 
         build = MilvusBuild(

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -87,9 +88,28 @@ class MilvusTarget:
         return f"Milvus collection {self.collection!r} at {self.uri}"
 
 
+class _LiteNoise(logging.Filter):
+    """Drops two harmless messages Milvus Lite causes: its in-process server lacks ``AllocTimestamp``
+    (pymilvus falls back after asking, while creating an index) and iterators then use a client-side
+    timestamp. Real problems still log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        return "failed to get mvccTs" not in text and "Method not implemented" not in text
+
+
+def _quiet_lite_logs() -> None:
+    for name in ("grpc._server", "pymilvus.client.iterator.query_iterator"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _LiteNoise) for f in logger.filters):
+            logger.addFilter(_LiteNoise())
+
+
 def connect(target: MilvusTarget):
     """A ``MilvusClient`` for the target; a clear one-line error when it cannot be reached."""
     from pymilvus import MilvusClient
+
+    _quiet_lite_logs()
 
     kwargs: dict[str, Any] = {}
     if target.token:
@@ -196,6 +216,8 @@ class MilvusStore:
                 "PATH... (or copy a local index: python main.py index migrate)"
             )
         meta = _read_meta(client, target)
+        for name in (target.collection, target.files_collection):
+            client.load_collection(name)  # a reopened collection starts released
         if meta.get("tokenizer_version") != TOKENIZER_VERSION or meta.get("format") != STORE_FORMAT:
             raise IndexVersionError(
                 f"the {target.describe()} was written with tokenizer version "
@@ -226,6 +248,8 @@ class MilvusStore:
             client.alter_collection_properties(
                 target.collection, properties={META_KEY: json.dumps(meta, sort_keys=True)}
             )
+        for name in (target.collection, target.files_collection):
+            client.load_collection(name)
         return cls(client, target, _read_meta(client, target))
 
     # --- the search interface (same as retrievers.index.Index) --------------------------------

@@ -9,6 +9,7 @@ session; tests keep apart by collection name.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import shutil
 import socket
@@ -26,12 +27,7 @@ START_TIMEOUT_S = 60
 
 
 def milvus_available() -> bool:
-    try:
-        import milvus_lite  # noqa: F401
-        import pymilvus  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return all(importlib.util.find_spec(name) for name in ("milvus_lite", "pymilvus"))
 
 
 def with_store(settings, store: str, tmp_path: Path, *, uri: str | None = None):
@@ -66,14 +62,24 @@ def run_server() -> Iterator[str]:
     """Start a Milvus Lite gRPC server on a free 127.0.0.1 port; yield its URI; stop it."""
     root = Path(tempfile.mkdtemp(prefix="agentic-rag-milvus-"))
     port = _free_port()
-    log = open(root / "server.log", "wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "milvus_lite", "server", "--data-dir", str(root / "data"),
-         "--host", "127.0.0.1", "--port", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    with open(root / "server.log", "wb") as log:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "milvus_lite",
+                "server",
+                "--data-dir",
+                str(root / "data"),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
         while not _serving(port):
@@ -89,7 +95,6 @@ def run_server() -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-        log.close()
         shutil.rmtree(root, ignore_errors=True)
 
 

@@ -11,18 +11,21 @@ from graph.schemas import ChunkJudgement, RetrievalEvaluation
 from ingestion.indexing import index_chunks
 from providers.offline_brain import OfflineBrain
 from retrievers.factory import build_retrievers
-from retrievers.index import open_index
+from retrievers.store import open_store
 from tests.graph_fixtures import TWO_HOP_QUESTION, graph_corpus
+from tests.milvus_server import with_store
 
 
-@pytest.fixture
-def make_context(settings, embedder):
+@pytest.fixture(params=["local", "milvus"])
+def make_context(request, settings, embedder, tmp_path):
+    """Every graph test runs over both stores: the local index and Milvus (Lite, in process)."""
+    settings = with_store(settings, request.param, tmp_path)
     index_chunks(graph_corpus(), settings, embedder, index_dir=settings.index_dir, progress=False)
     opened = []
 
     def build(brain=None, **overrides) -> AgentContext:
         current = settings.model_copy(update=overrides)
-        index = open_index(current.index_dir)
+        index = open_store(current)
         opened.append(index)
         return AgentContext(
             settings=current,
