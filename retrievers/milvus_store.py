@@ -3,13 +3,16 @@
 One code path serves Milvus Lite (a file path: embedded in this process) and a Milvus server or cluster
 (``http://host:19530``). Per store name ``C`` there are two collections:
 
-- ``C``: one row per chunk. ``dense`` (HNSW, inner product), ``sparse`` (produced server-side by Milvus's
+- ``C``: one row per chunk, primary key ``pk`` = SHA-1 of the chunk id. ``dense (HNSW, inner product), ``sparse`` (produced server-side by Milvus's
   BM25 function from ``bm25_text``), the chunk's fields as scalar columns (``source``, ``language``,
   ``title``, ``mtime``, ``chunk_index``, ...) and its metadata twice: ``metadata`` as written and
   ``meta_text`` (values as text) for exact-match filters. Store facts (embedder, dim, tokenizer version)
   are collection properties.
-- ``C_files``: one row per ingested file (the incremental-ingest records); Milvus wants a vector field in
-  every collection, so it carries a 2-d placeholder.
+- ``C_files``: one row per ingested file (the incremental-ingest records), primary key SHA-1 of the
+  source; Milvus wants a vector field in every collection, so it carries a 2-d placeholder.
+
+Primary keys are hashes because pymilvus's query iterator pages by pasting the last key into a filter
+expression unescaped: a key holding a quote (a dataset's own id, a file name) would break it.
 
 BM25 tokens: Milvus has only ``standard`` and ``jieba`` analyzers, neither of which reproduces the
 project's tokenizer (jieba search mode + stemming + traditional-to-simplified + whole identifiers). So the
@@ -153,6 +156,11 @@ def encode_tokens(tokens: Iterable[str], limit: int = MAX_VARCHAR) -> str:
     return " ".join(words)
 
 
+def key(value: str) -> str:
+    """The primary key for a chunk id or a source: hex, so no expression ever needs to quote it."""
+    return hashlib.sha1(value.encode()).hexdigest()
+
+
 def chunk_row(chunk: Chunk, tokens: list[str], vector: np.ndarray) -> dict[str, Any]:
     text_bytes = len(chunk.text.encode())
     if text_bytes > MAX_VARCHAR:
@@ -161,6 +169,7 @@ def chunk_row(chunk: Chunk, tokens: list[str], vector: np.ndarray) -> dict[str, 
             "limit; ingest with a smaller --chunk-size"
         )
     return {
+        "pk": key(chunk.id),
         "id": chunk.id,
         "dense": np.asarray(vector, dtype=np.float32).tolist(),
         "bm25_text": encode_tokens(tokens),
@@ -377,7 +386,7 @@ class MilvusStore:
     def delete(self, chunk_ids: Iterable[str]) -> int:
         ids = list(chunk_ids)
         for start in range(0, len(ids), _BATCH):
-            self.client.delete(self.target.collection, ids=ids[start : start + _BATCH])
+            self.client.delete(self.target.collection, ids=[key(i) for i in ids[start : start + _BATCH]])
         self._titles = None
         return len(ids)
 
@@ -397,14 +406,15 @@ class MilvusStore:
         return {row["source"]: FileRecord(**{f: row[f] for f in FILE_FIELDS}) for row in rows}
 
     def put_files(self, records: Iterable[FileRecord]) -> None:
-        rows = [{**record.model_dump(), "placeholder": [0.0, 0.0]} for record in records]
+        rows = [{**r.model_dump(), "pk": key(r.source), "placeholder": [0.0, 0.0]} for r in records]
         for start in range(0, len(rows), _BATCH):
             self.client.upsert(self.target.files_collection, rows[start : start + _BATCH])
 
     def delete_files(self, sources: Iterable[str]) -> None:
         names = list(sources)
         for start in range(0, len(names), _BATCH):
-            self.client.delete(self.target.files_collection, ids=names[start : start + _BATCH])
+            part = names[start : start + _BATCH]
+            self.client.delete(self.target.files_collection, ids=[key(n) for n in part])
 
     def close(self) -> None:
         self.client.close()
@@ -424,7 +434,8 @@ def _create_chunks(client, name: str, build: MilvusBuild) -> None:
     from pymilvus import DataType, Function, FunctionType
 
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
-    schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=128)
+    schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=40)
+    schema.add_field("id", DataType.VARCHAR, max_length=1024)
     schema.add_field("dense", DataType.FLOAT_VECTOR, dim=build.dim)
     schema.add_field(
         "bm25_text",
@@ -474,7 +485,8 @@ def _create_files(client, name: str) -> None:
     from pymilvus import DataType
 
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
-    schema.add_field("source", DataType.VARCHAR, is_primary=True, max_length=4096)
+    schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=40)
+    schema.add_field("source", DataType.VARCHAR, max_length=4096)
     schema.add_field("file_hash", DataType.VARCHAR, max_length=128)
     schema.add_field("mtime", DataType.DOUBLE)
     schema.add_field("size", DataType.INT64)
