@@ -182,7 +182,7 @@ def test_incremental_ingest_upserts_changed_and_deletes_removed_files_with_the_l
 
 def test_a_missing_collection_says_how_to_create_it(settings, tmp_path):
     current = with_store(settings, "milvus", tmp_path)
-    with pytest.raises(IndexNotFoundError, match="python main.py ingest"):
+    with pytest.raises(IndexNotFoundError, match=r"python main\.py ingest"):
         open_store(current)
 
 
