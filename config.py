@@ -96,6 +96,9 @@ class Settings(BaseSettings):
     # --- retrieval ---------------------------------------------------------------------------
     top_k: int = Field(default=10, ge=1)
     candidate_k: int = Field(default=30, ge=1, description="candidates fetched before reranking")
+    fusion: Literal["rrf", "convex"] = Field(
+        default="rrf", description="how hybrid fuses dense and BM25: rrf (ranks) | convex (scaled scores)"
+    )
     rrf_k: int = Field(default=60, ge=1)
     vector_weight: float = Field(
         default=0.5,

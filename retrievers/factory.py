@@ -53,6 +53,8 @@ def build_retrievers(index: Store, settings: Settings, embedder: Embedder | None
     keyword = KeywordRetriever(index)
     hybrid = HybridRetriever(
         [vector, keyword],
+        index,
+        fusion=settings.fusion,
         rrf_k=settings.rrf_k,
         weights={"vector": settings.vector_weight, "keyword": settings.keyword_weight},
         candidate_k=settings.candidate_k,

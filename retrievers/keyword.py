@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from retrievers.base import ranked
+from retrievers.fusion import Ranking
 from retrievers.store import Store
 from retrievers.tokenize import tokenize
 from retrievers.types import Filters, ScoredChunk
@@ -18,4 +19,10 @@ class KeywordRetriever:
         self.tokenizer = tokenizer
 
     def search(self, query: str, k: int, filters: Filters | None = None) -> list[ScoredChunk]:
-        return ranked(self.name, self.index.keyword_search(self.tokenizer(query), k, filters))
+        positions, scores = self.index.keyword_search(self.tokenizer(query), k, filters)
+        return ranked(self.name, self.index.resolve(positions, scores))
+
+    def rank(self, query: str, k: int, filters: Filters | None = None) -> Ranking:
+        """Positions and BM25 scores only, for fusion before any chunk is fetched."""
+        positions, scores = self.index.keyword_search(self.tokenizer(query), k, filters)
+        return Ranking(positions.tolist(), scores.tolist())

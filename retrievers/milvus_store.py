@@ -64,6 +64,8 @@ CHUNK_FIELDS = [
 ]
 FILE_FIELDS = ["source", "file_hash", "mtime", "size", "n_chunks", "ingested_at"]
 _BATCH = 500
+_EMPTY_KEYS = np.array([], dtype=object)
+_EMPTY_SCORES = np.array([], dtype=np.float32)
 
 
 class MilvusStoreError(IndexError_):
@@ -276,35 +278,52 @@ class MilvusStore:
 
     def vector_search(
         self, query_vector: np.ndarray, k: int, filters: Filters | None = None
-    ) -> list[tuple[Chunk, float]]:
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Keys (primary keys) and inner-product scores of the best ``k`` chunks, best first."""
         vector = np.asarray(query_vector, dtype=np.float32).reshape(-1).tolist()
         params = {"metric_type": "IP", "params": {"ef": max(self.ef_search, k)}}
         return self._search([vector], "dense", k, filters, params)
 
     def keyword_search(
         self, tokens: list[str], k: int, filters: Filters | None = None
-    ) -> list[tuple[Chunk, float]]:
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Keys and BM25 scores of the best ``k`` chunks holding a query token, best first."""
         query = encode_tokens(tokens)
         if not query:
-            return []
+            return _EMPTY_KEYS, _EMPTY_SCORES
         return self._search([query], "sparse", k, filters, {"metric_type": "BM25"})
 
     def _search(
         self, data: list, field: str, k: int, filters: Filters | None, params: dict
-    ) -> list[tuple[Chunk, float]]:
+    ) -> tuple[np.ndarray, np.ndarray]:
         expression = self.expression(filters)
         if expression == NOTHING or k <= 0:
-            return []
-        result = self.client.search(
+            return _EMPTY_KEYS, _EMPTY_SCORES
+        hits = self.client.search(
             self.target.collection,
             data=data,
             anns_field=field,
             filter=expression,
             limit=k,
             search_params=params,
-            output_fields=CHUNK_FIELDS,
-        )
-        return [(_chunk(hit["entity"]), abs(float(hit["distance"]))) for hit in result[0]]
+            output_fields=[],
+        )[0]
+        keys = np.array([hit["pk"] for hit in hits], dtype=object)
+        return keys, np.array([abs(float(hit["distance"])) for hit in hits], dtype=np.float32)
+
+    def chunks_at(self, keys: Iterable[str]) -> dict[str, Chunk]:
+        """The chunks with these keys (one request); fetch only what will be returned."""
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return {}
+        rows = self.client.get(self.target.collection, ids=wanted, output_fields=["pk", *CHUNK_FIELDS])
+        return {row["pk"]: _chunk(row) for row in rows}
+
+    def resolve(self, keys: Iterable[str], scores: Iterable[float]) -> list[tuple[Chunk, float]]:
+        """(chunk, score) pairs in the given order."""
+        pairs = list(zip(keys, scores, strict=True))
+        chunks = self.chunks_at(k for k, _ in pairs)
+        return [(chunks[k], float(s)) for k, s in pairs if k in chunks]
 
     def expression(self, filters: Filters | None) -> str:
         return to_expression(filters, self.sources)

@@ -8,7 +8,7 @@ keyword, hybrid, multi-hop and HyDE retrieval behave the same over either.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -30,11 +30,17 @@ class Store(Protocol):
 
     def vector_search(
         self, query_vector: np.ndarray, k: int, filters: Filters | None = None
-    ) -> list[tuple[Chunk, float]]: ...
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Keys and scores of the best ``k`` chunks, best first (keys: positions locally, ids in Milvus)."""
+        ...
 
     def keyword_search(
         self, tokens: list[str], k: int, filters: Filters | None = None
-    ) -> list[tuple[Chunk, float]]: ...
+    ) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def chunks_at(self, keys: Iterable[Hashable]) -> dict[Hashable, Chunk]: ...
+
+    def resolve(self, keys: Iterable[Hashable], scores: Iterable[float]) -> list[tuple[Chunk, float]]: ...
 
     def titles(self) -> list[str]: ...
 

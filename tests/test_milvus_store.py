@@ -99,16 +99,18 @@ def test_hostile_values_match_exactly_their_own_chunk_and_nothing_else(tricky_st
         Filters(equals={"title": value}),
         Filters(source=f"files/{value}.md"),
     ):
-        hits = tricky_store.vector_search(query, 10, filters)
+        hits = tricky_store.resolve(*tricky_store.vector_search(query, 10, filters))
         assert [c.title for c, _ in hits] == [value], filters
-        assert [c.title for c, _ in tricky_store.keyword_search(["quot"], 10, filters)] == [value]
+        hits = tricky_store.resolve(*tricky_store.keyword_search(["quot"], 10, filters))
+        assert [c.title for c, _ in hits] == [value]
 
 
 def test_filter_values_are_compared_as_text_like_the_local_index(tricky_store, embedder):
     query = embedder.embed_query("quoting rules")
-    even = tricky_store.vector_search(query, 10, Filters(equals={"flag": True}))
+    even = tricky_store.resolve(*tricky_store.vector_search(query, 10, Filters(equals={"flag": True})))
     assert sorted(c.id for c, _ in even) == ["t0", "t2", "t4", "t6"]
-    assert tricky_store.vector_search(query, 10, Filters(source="nothing-like-this")) == []
+    keys, _ = tricky_store.vector_search(query, 10, Filters(source="nothing-like-this"))
+    assert len(keys) == 0
 
 
 # --- incremental ingest -----------------------------------------------------------------------------
@@ -173,9 +175,9 @@ def test_incremental_ingest_upserts_changed_and_deletes_removed_files_with_the_l
     store = open_store(stores["milvus"])
     try:
         assert sorted(Path(s).name for s in store.files()) == ["en.md", "zh.md"]
-        hits = store.keyword_search(["exact"], 5)
+        hits = store.resolve(*store.keyword_search(["exact"], 5))
         assert [Path(c.source).name for c, _ in hits] == ["en.md"]
-        assert store.keyword_search(["hnsw"], 5) == []
+        assert len(store.keyword_search(["hnsw"], 5)[0]) == 0
     finally:
         store.close()
 
