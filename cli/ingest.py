@@ -25,6 +25,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         dest="rerank_prewarm",
         help="embed passages for the e5 reranker now (slower ingest, fast first questions)",
     )
+    p.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="read, split and embed on a Ray cluster (a local one without ADDRESS); needs the 'ray' extra",
+    )
+    p.add_argument("--ray-workers", type=int, help="CPUs of the local Ray cluster (default: all)")
     add_common(p)
     p.set_defaults(handler=run)
 
@@ -62,8 +70,18 @@ def run(args: argparse.Namespace) -> int:
         semantic_split=args.semantic_split,
         rerank_prewarm=args.rerank_prewarm,
     )
+    processor = None
+    if args.ray is not None:
+        from ingestion.ray_ingest import ray_processor
+
+        processor = ray_processor(settings, address=args.ray or None, workers=args.ray_workers)
     report = ingest_paths(
-        args.paths, settings, embedder_for(settings), rebuild=args.rebuild, progress=not args.json
+        args.paths,
+        settings,
+        embedder_for(settings),
+        rebuild=args.rebuild,
+        progress=not args.json,
+        processor=processor,
     )
     if settings.rerank_prewarm:
         warmed = prewarm_reranker(settings)
