@@ -12,7 +12,6 @@ from __future__ import annotations
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import RetryPolicy
 
 from graph.routing import decide_next, route_by_strategy, route_entry
 from nodes.analyze_query import analyze_query
@@ -33,36 +32,31 @@ from nodes.verify import verify
 RETRIEVAL_TARGETS = ["retrieve_vector", "retrieve_keyword", "retrieve_hybrid", "search_sub_query"]
 
 
-def _transient(exc: Exception) -> bool:
-    """Retry a node on network-ish failures only; bad input or bugs fail fast."""
-    names = {"APIConnectionError", "APITimeoutError", "RateLimitError", "InternalServerError"}
-    return isinstance(exc, (ConnectionError, TimeoutError)) or type(exc).__name__ in names
-
-
-MODEL_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.5, retry_on=_transient)
-
-
 def build_graph(
     checkpointer: BaseCheckpointSaver | None = None,
     *,
     name: str = "agentic-rag",
     context_schema: type = AgentContext,
 ) -> CompiledStateGraph:
-    """The compiled agent graph. Pass an ``AgentContext`` as ``context=`` when invoking it."""
+    """The compiled agent graph. Pass an ``AgentContext`` as ``context=`` when invoking it.
+
+    No node retry policy: model steps never raise (the brain's client retries 429/5xx/timeouts, then
+    the offline role answers), and a retry of a whole node would repeat those retries.
+    """
     builder = StateGraph(AgentState, context_schema=context_schema, input_schema=InputState)
-    builder.add_node("contextualize", contextualize, retry_policy=MODEL_RETRY)
-    builder.add_node("analyze_query", analyze_query, retry_policy=MODEL_RETRY)
+    builder.add_node("contextualize", contextualize)
+    builder.add_node("analyze_query", analyze_query)
     builder.add_node("retrieve_vector", retrieve_vector)
     builder.add_node("retrieve_keyword", retrieve_keyword)
     builder.add_node("retrieve_hybrid", retrieve_hybrid)
     builder.add_node("search_sub_query", search_sub_query)
     builder.add_node("retrieve_multi_hop", merge_hops)
-    builder.add_node("rerank", rerank, retry_policy=MODEL_RETRY)
-    builder.add_node("evaluate", evaluate, retry_policy=MODEL_RETRY)
-    builder.add_node("rewrite_query", rewrite_query, retry_policy=MODEL_RETRY)
-    builder.add_node("compress", compress, retry_policy=MODEL_RETRY)
-    builder.add_node("generate", generate, retry_policy=MODEL_RETRY)
-    builder.add_node("verify", verify, retry_policy=MODEL_RETRY)
+    builder.add_node("rerank", rerank)
+    builder.add_node("evaluate", evaluate)
+    builder.add_node("rewrite_query", rewrite_query)
+    builder.add_node("compress", compress)
+    builder.add_node("generate", generate)
+    builder.add_node("verify", verify)
 
     builder.add_edge(START, "contextualize")
     builder.add_conditional_edges(
