@@ -19,6 +19,8 @@ from pydantic import BaseModel, Field
 from tqdm import tqdm
 
 from config import Settings
+from core.chunks import Chunk
+from core.text import detect_language
 from ingestion.documents import LoadedDocument, TextPiece
 from ingestion.indexing import embed_in_batches, embedding_text, progress_interval
 from ingestion.loaders import LoaderError, iter_source_files, load_document
@@ -27,8 +29,6 @@ from ingestion.sinks import open_sink
 from ingestion.splitter import SplitConfig, split_document
 from providers.embeddings import Embedder
 from retrievers.docstore import FileRecord
-from retrievers.tokenize import detect_language
-from retrievers.types import Chunk
 
 
 class FailedFile(BaseModel):

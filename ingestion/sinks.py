@@ -18,11 +18,11 @@ from typing import Protocol
 import numpy as np
 
 from config import Settings
+from core.chunks import Chunk
 from ingestion.indexing import bm25_tokens, build_params
 from retrievers.docstore import FileRecord
 from retrievers.index import IndexError_, read_generation, write_generation, write_lock
 from retrievers.store import milvus_target
-from retrievers.types import Chunk
 
 
 class Sink(Protocol):

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
+from core.chunks import Filters, ScoredChunk
 from retrievers.fusion import Ranking, fuse
 from retrievers.store import Store
-from retrievers.types import Filters, ScoredChunk
 
 
 class RankingRetriever(Protocol):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from core.chunks import Filters, ScoredChunk
+from core.tokenize import tokenize
 from retrievers.base import ranked
 from retrievers.fusion import Ranking
 from retrievers.store import Store
-from retrievers.tokenize import tokenize
-from retrievers.types import Filters, ScoredChunk
 
 
 class KeywordRetriever:

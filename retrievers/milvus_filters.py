@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Callable, Iterable
 
-from retrievers.types import Filters
+from core.chunks import Filters
 
 # Chunk columns stored as scalar fields (compared directly); everything else lives in ``meta_text``.
 STRING_COLUMNS = ("id", "source", "title", "language", "content_hash")

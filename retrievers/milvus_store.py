@@ -38,11 +38,11 @@ from typing import Any
 
 import numpy as np
 
+from core.chunks import Chunk, Filters
+from core.tokenize import TOKENIZER_VERSION
 from retrievers.docstore import FileRecord
 from retrievers.index import IndexError_, IndexNotFoundError, IndexVersionError
 from retrievers.milvus_filters import NOTHING, literal, meta_text, to_expression
-from retrievers.tokenize import TOKENIZER_VERSION
-from retrievers.types import Chunk, Filters
 
 STORE_FORMAT = 1
 META_KEY = "agentic_rag.meta"

@@ -15,7 +15,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from config import Settings
-from retrievers.types import Chunk, Filters
+from core.chunks import Chunk, Filters
 
 
 @runtime_checkable

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.chunks import Filters, ScoredChunk
 from providers.embeddings import Embedder
 from retrievers.base import ranked
 from retrievers.fusion import Ranking
 from retrievers.store import Store
-from retrievers.types import Filters, ScoredChunk
 
 
 class VectorRetriever:

@@ -17,19 +17,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.chunks import Chunk, Filters
 from graph.builder import build_graph
-from graph.context import AgentContext
 from graph.run import ask
 from ingestion.indexing import index_chunks
 from ingestion.migrate import migrate_to_milvus
 from ingestion.pipeline import ingest_paths
-from providers.offline_brain import OfflineBrain
+from nodes.context import AgentContext
+from providers.brain import offline_brain
 from retrievers.factory import build_retrievers
 from retrievers.index import IndexNotFoundError, open_index
 from retrievers.milvus_filters import FilterValueError, literal, to_expression
 from retrievers.milvus_store import MilvusStore, encode_tokens
 from retrievers.store import milvus_target, open_store
-from retrievers.types import Chunk, Filters
 from tests.corpus import corpus_chunks
 from tests.milvus_server import milvus_server_uri, with_store
 
@@ -280,7 +280,7 @@ def test_both_stores_give_the_same_answers_on_the_guide(guide_stores, embedder):
             context = AgentContext(
                 settings=current,
                 retrievers=build_retrievers(store, current, embedder),
-                brain=OfflineBrain(),
+                brain=offline_brain(),
                 reranker=None,
             )
             answers.append([ask(build_graph(), q, context=context).answer for q in GUIDE_QUESTIONS])
