@@ -113,17 +113,26 @@ def _is_setup_race(exc: psycopg.Error) -> bool:
     return isinstance(exc, psycopg.errors.UniqueViolation | psycopg.errors.DuplicateTable)
 
 
-def _setup_postgres(saver: PostgresSaver, url: str) -> None:
-    for attempt in range(_SETUP_ATTEMPTS):
-        try:
-            saver.setup()
-            return
-        except psycopg.Error as exc:
-            if _is_setup_race(exc) and attempt + 1 < _SETUP_ATTEMPTS:
-                continue
-            raise CheckpointerError(
-                f"cannot create checkpoint tables at {redact_url(url)}: {exc}".strip()
-            ) from exc
+# Session advisory lock held while creating tables: replicas starting together take turns (LangGraph's
+# migrations run as separate statements, so without it the loser's retries can keep colliding).
+_SETUP_LOCK_KEY = 0x6167_7261  # any fixed 64-bit number private to agentic-rag
+
+
+def _setup_postgres(saver: PostgresSaver, url: str, conn: psycopg.Connection) -> None:
+    conn.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK_KEY,))
+    try:
+        for attempt in range(_SETUP_ATTEMPTS):
+            try:
+                saver.setup()
+                return
+            except psycopg.Error as exc:
+                if _is_setup_race(exc) and attempt + 1 < _SETUP_ATTEMPTS:
+                    continue
+                raise CheckpointerError(
+                    f"cannot create checkpoint tables at {redact_url(url)}: {exc}".strip()
+                ) from exc
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK_KEY,))
 
 
 @contextmanager
@@ -135,7 +144,7 @@ def open_checkpointer(
     if postgres_url:
         with _connect_postgres(postgres_url) as conn:
             saver = PostgresSaver(conn, serde=serde)
-            _setup_postgres(saver, postgres_url)
+            _setup_postgres(saver, postgres_url, conn)
             yield saver
         return
     path = Path(sqlite_path)
