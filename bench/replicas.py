@@ -96,7 +96,9 @@ def thread_problems(postgres_url: str, results: list[dict]) -> list[str]:
             turns = show_thread(saver, result["thread"]).turns
             users = [text for role, text in turns if role == "user"]
             if users != result["asked"]:
-                problems.append(f"{result['thread']}: questions {len(users)} stored vs {len(result['asked'])}")
+                problems.append(
+                    f"{result['thread']}: questions {len(users)} stored vs {len(result['asked'])}"
+                )
             roles = [role for role, _ in turns]
             if roles != ["user", "assistant"] * len(result["asked"]):
                 problems.append(f"{result['thread']}: turns do not alternate question/answer")
@@ -129,14 +131,18 @@ def run_replicas(
 
 
 def percentile(values: list[float], q: float) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if len(values) > 1 else values[0]
+    return (
+        statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if len(values) > 1 else values[0]
+    )
 
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "replica":
         print(json.dumps(replica(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]), ensure_ascii=False))
         return 0
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--questions", type=int, default=50)
     parser.add_argument("--milvus-uri", help="default: start a Milvus Lite gRPC server on 127.0.0.1")
@@ -171,7 +177,9 @@ def main() -> int:
         }
         os.environ.update(env)
         settings = load_settings()
-        ingest_paths([ROOT / "docs" / "guide"], settings, embedder_for(settings), rebuild=True, progress=False)
+        ingest_paths(
+            [ROOT / "docs" / "guide"], settings, embedder_for(settings), rebuild=True, progress=False
+        )
         results, wall = run_replicas(args.clients, args.questions, env, f"bench-{int(time.time())}")
         latencies = [ms for r in results for ms in r["latencies_ms"]]
         errors = [e for r in results for e in r["errors"]]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -114,12 +115,26 @@ def _is_setup_race(exc: psycopg.Error) -> bool:
 
 
 # Session advisory lock held while creating tables: replicas starting together take turns (LangGraph's
-# migrations run as separate statements, so without it the loser's retries can keep colliding).
+# migrations run as separate statements, so without it the loser's retries can keep colliding). Waiters
+# poll with pg_try_advisory_lock: a blocked pg_advisory_lock is an open transaction, which the holder's
+# CREATE INDEX CONCURRENTLY waits for -> deadlock.
 _SETUP_LOCK_KEY = 0x6167_7261  # any fixed 64-bit number private to agentic-rag
+_SETUP_LOCK_WAIT_S = 120.0
+
+
+def _take_setup_lock(conn: psycopg.Connection, url: str) -> None:
+    deadline = time.monotonic() + _SETUP_LOCK_WAIT_S
+    while not conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (_SETUP_LOCK_KEY,)).fetchone()["ok"]:
+        if time.monotonic() > deadline:
+            raise CheckpointerError(
+                f"another process has been creating the checkpoint tables at {redact_url(url)} for "
+                f"{_SETUP_LOCK_WAIT_S:g} s; check it, then retry"
+            )
+        time.sleep(0.1)
 
 
 def _setup_postgres(saver: PostgresSaver, url: str, conn: psycopg.Connection) -> None:
-    conn.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK_KEY,))
+    _take_setup_lock(conn, url)
     try:
         for attempt in range(_SETUP_ATTEMPTS):
             try:
