@@ -59,7 +59,12 @@ class Settings(BaseSettings):
     )
     embedding_model: str = "text-embedding-3-small"
     llm_timeout_s: float = Field(default=60.0, gt=0)
-    llm_max_retries: int = Field(default=2, ge=0)
+    llm_max_retries: int = Field(
+        default=2, ge=0, description="retries of a request after 429, 5xx or a timeout"
+    )
+    llm_deadline_s: float = Field(
+        default=120.0, gt=0, description="model time per question; past it the offline brain finishes"
+    )
     llm_temperature: float = Field(default=0.0, ge=0, le=2)
     llm_structured_method: Literal["json_schema", "function_calling", "json_mode", "prompt"] = "json_schema"
     llm_parse_attempts: int = Field(default=2, ge=1, description="model replies tried before falling back")

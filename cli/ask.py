@@ -62,8 +62,10 @@ def run(args: argparse.Namespace) -> int:
         )
         if saver is not None:
             cap_checkpoints(saver, args.thread, settings.max_checkpoints_per_thread)
+    for warning in result.warnings:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(f"warning: {escape(warning)}")
     if args.json:
-        print_json(result.model_dump())
+        print_json(result.model_dump(mode="json"))
     else:
         render_answer(Console(), result)
     return 1 if result.error and not result.answer else 0

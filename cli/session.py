@@ -177,6 +177,7 @@ class Session:
     interactive: bool
     thread_id: str = field(default_factory=new_thread_id)
     last: Any = None  # AskResult of the latest answer on this thread
+    warn: Console = field(default_factory=lambda: Console(stderr=True, highlight=False, soft_wrap=True))
 
     # -- threads --
 
@@ -217,21 +218,26 @@ class Session:
     def ask(self, question: str) -> None:
         from langgraph.errors import GraphRecursionError
 
-        from graph.run import build_input, result_from_state, run_config
+        from graph.run import build_input, question_budget_for, result_from_state, run_config
         from memory.threads import cap_checkpoints
+        from providers.brain.budget import question_budget
 
         settings = self.context.settings
         config = run_config(self.context, self.thread_id)
         before = self.app.get_state(config)
         started = time.perf_counter()
-        run = _Run(
-            lambda: self.app.stream(
-                build_input(question, self.mode, None),
-                config=config,
-                context=self.context,
-                stream_mode="updates",
-            )
-        )
+        budget = question_budget_for(self.context)
+
+        def stream() -> Iterator[dict[str, Any]]:
+            with question_budget(budget):
+                yield from self.app.stream(
+                    build_input(question, self.mode, None),
+                    config=config,
+                    context=self.context,
+                    stream_mode="updates",
+                )
+
+        run = _Run(stream)
         printed = 0
         try:
             for update in run.updates():
@@ -254,8 +260,11 @@ class Session:
             self.console.print(f"[red]error: {escape(str(exc) or type(exc).__name__)}[/]")
             return
         self._end_progress(printed)
+        for warning in budget.warnings:
+            self.warn.print(f"warning: {escape(warning)}")
         state = self.app.get_state(config).values
         self.last = result_from_state(question, state, started, self.thread_id)
+        self.last.warnings = budget.warnings
         cap_checkpoints(self.saver, self.thread_id, settings.max_checkpoints_per_thread)
         self.remember()
         render_answer(self.console, self.last)

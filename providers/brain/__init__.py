@@ -55,12 +55,25 @@ def llm_brain(
     *,
     structured_method: StructuredMethod = "json_schema",
     parse_attempts: int = 2,
+    max_retries: int = 2,
+    backoff_s: float = 0.5,
     judge_tokens_per_chunk: int = 300,
     name: str | None = None,
 ) -> Brain:
-    """Every role asks ``model`` first and is answered by ``fallback``'s role when the model fails."""
+    """Every role asks ``model`` first and is answered by ``fallback``'s role when the model fails.
+
+    Build ``model`` with ``max_retries=0``: ``max_retries`` here retries 429/5xx/timeouts (never a
+    refused connection) within the question's deadline.
+    """
     log = CallLog()
-    chat = Chat(model, log, structured_method=structured_method, parse_attempts=parse_attempts)
+    chat = Chat(
+        model,
+        log,
+        structured_method=structured_method,
+        parse_attempts=parse_attempts,
+        max_retries=max_retries,
+        backoff_s=backoff_s,
+    )
     return Brain(
         name=f"llm:{name or model_name(model)}",
         analyse=WithFallback("analyze", LLMAnalyser(chat), fallback.analyse, log),
@@ -91,5 +104,6 @@ def make_brain(settings: Settings, **options: Any) -> Brain:
         offline,
         structured_method=settings.llm_structured_method,
         parse_attempts=settings.llm_parse_attempts,
+        max_retries=settings.llm_max_retries,
         **options,
     )
