@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import queue
 import sys
 import threading
@@ -506,8 +507,16 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
     from graph.builder import build_graph
     from memory.checkpointer import open_checkpointer
     from nodes.context import build_context
+    from providers.brain import offline_brain
 
     context = build_context(settings)
+    problem = endpoint_problem(settings)
+    if problem:
+        # Once per session, not once per question: the offline brain answers until the next start.
+        Console(stderr=True, highlight=False, soft_wrap=True).print(
+            f"warning: {escape(problem)}; this session uses the offline brain"
+        )
+        context = dataclasses.replace(context, brain=offline_brain(settings.sufficiency_threshold))
     with open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url) as saver:
         session = Session(
             app=build_graph(checkpointer=saver),
@@ -536,6 +545,15 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
                     return 130
                 console.print("\ninterrupted")
     return 0
+
+
+def endpoint_problem(settings: Any) -> str:
+    """What is wrong with the configured LLM endpoint ("" when none is configured or it is usable)."""
+    if not settings.llm_configured:
+        return ""
+    from providers.endpoint import check_endpoint
+
+    return check_endpoint(settings.openai_base_url, settings.openai_api_key, settings.llm_model).problem
 
 
 def _banner(session: Session, settings: Any, resumed: str | None) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -20,20 +19,12 @@ from providers.brain import make_brain, offline_brain
 from retrievers.factory import build_retrievers
 from retrievers.index import open_index
 from tests.graph_fixtures import graph_corpus
-from tests.openai_server import hang, http_error, openai_server, plausible_reply, step_of
+from tests.openai_server import hang, http_error, openai_server, plausible_reply, refused_base_url, step_of
 
 __all__ = ["openai_server"]  # the fixture is used by name
 
 ROOT = Path(__file__).resolve().parent.parent
 QUESTIONS = ["What does error code E-4711 mean?", "混合检索用什么算法合并结果？"]
-
-
-def refused_url() -> str:
-    """A 127.0.0.1 port nothing listens on: connecting is refused at once."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
 
 
 @pytest.fixture
@@ -60,7 +51,7 @@ def contexts(settings, embedder):
 
 @pytest.mark.parametrize("question", QUESTIONS)
 def test_refused_connection_switches_to_offline_at_once_with_one_warning(contexts, question):
-    llm, offline = contexts(refused_url())
+    llm, offline = contexts(refused_base_url())
     result = ask(build_graph(), question, context=llm)
     expected = ask(build_graph(), question, context=offline)
     assert result.answer == expected.answer
@@ -113,7 +104,7 @@ def test_ask_command_prints_one_warning_and_lists_it_in_json(settings, embedder,
         AGENTIC_RAG_INDEX_DIR=str(settings.index_dir),
         AGENTIC_RAG_EMBEDDER="use-multilingual",
         AGENTIC_RAG_RERANKER="lexical",
-        OPENAI_BASE_URL=refused_url(),
+        OPENAI_BASE_URL=refused_base_url(),
         OPENAI_API_KEY="sk-test",
         PYTHONPATH=str(ROOT),
     )
@@ -131,3 +122,30 @@ def test_ask_command_prints_one_warning_and_lists_it_in_json(settings, embedder,
         assert len(warnings) == 1 and "cannot reach the LLM endpoint" in warnings[0]
         if "--json" in command:
             assert len(json.loads(done.stdout)["warnings"]) == 1
+
+
+def test_session_checks_the_endpoint_once_and_warns_once(settings, embedder, tmp_path):
+    index_chunks(graph_corpus(), settings, embedder, index_dir=settings.index_dir, progress=False)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTIC_RAG_", "OPENAI_"))}
+    env.update(
+        AGENTIC_RAG_INDEX_DIR=str(settings.index_dir),
+        AGENTIC_RAG_CHECKPOINT_DB=str(tmp_path / "cp.sqlite"),
+        AGENTIC_RAG_EMBEDDER="use-multilingual",
+        AGENTIC_RAG_RERANKER="lexical",
+        OPENAI_BASE_URL=refused_base_url(),
+        OPENAI_API_KEY="sk-test",
+        PYTHONPATH=str(ROOT),
+    )
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "main.py")],
+        input="\n".join(QUESTIONS) + "\n",
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "offline brain" in warnings[0]
+    assert done.stdout.count("[1]") >= 2  # both questions answered, with citations
