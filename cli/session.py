@@ -103,6 +103,14 @@ def step_labels(update: dict[str, Any]) -> list[str]:
     return labels
 
 
+def answer_token(message: tuple[Any, dict[str, Any]]) -> str:
+    """The text of one streamed model token, when it belongs to the answer the generate node writes."""
+    chunk, metadata = message
+    if metadata.get("langgraph_node") != "generate":
+        return ""
+    return getattr(chunk, "text", "") or ""
+
+
 # --- one run in a worker thread -----------------------------------------------------------------------
 
 
@@ -112,7 +120,7 @@ class _Run:
     Cancelling stops the run at the next step boundary, where the checkpoint is consistent.
     """
 
-    def __init__(self, stream: Callable[[], Iterator[dict[str, Any]]]) -> None:
+    def __init__(self, stream: Callable[[], Iterator[Any]]) -> None:
         self._stream = stream
         self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
         self.cancelled = threading.Event()
@@ -133,7 +141,7 @@ class _Run:
                 iterator.close()  # type: ignore[attr-defined]
             self.events.put(("done", None))
 
-    def updates(self) -> Iterator[dict[str, Any]]:
+    def updates(self) -> Iterator[Any]:
         """Yield updates until the run ends; re-raise the run's exception in the caller's thread."""
         while True:
             try:
@@ -229,20 +237,32 @@ class Session:
         started = time.perf_counter()
         budget = question_budget_for(self.context)
 
-        def stream() -> Iterator[dict[str, Any]]:
+        def stream() -> Iterator[tuple[str, Any]]:
             with question_budget(budget):
                 yield from self.app.stream(
                     build_input(question, self.mode, None),
                     config=config,
                     context=self.context,
-                    stream_mode="updates",
+                    stream_mode=["updates", "messages"],
                 )
 
         run = _Run(stream)
         printed = 0
+        streamed = ""
         try:
-            for update in run.updates():
-                for label in step_labels(update):
+            for mode, payload in run.updates():
+                if mode == "messages":
+                    token = answer_token(payload)
+                    if token:
+                        if not streamed:
+                            self._end_progress(printed)
+                            printed = 0
+                        self.console.print(escape(token), end="", soft_wrap=True, highlight=False)
+                        streamed += token
+                    continue
+                for label in step_labels(payload):
+                    if streamed and printed == 0:
+                        self.console.print()  # the streamed answer ends; progress goes on below it
                     sep = "  " if printed == 0 else " -> "
                     self.console.print(f"[dim]{sep}{escape(label)}[/]", end="", soft_wrap=True)
                     printed += 1
@@ -268,7 +288,7 @@ class Session:
         self.last.warnings = budget.warnings
         cap_checkpoints(self.saver, self.thread_id, settings.max_checkpoints_per_thread)
         self.remember()
-        render_answer(self.console, self.last)
+        render_answer(self.console, self.last, streamed=streamed)
 
     def _end_progress(self, printed: int) -> None:
         if printed:
@@ -507,6 +527,7 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
     from graph.builder import build_graph
     from memory.checkpointer import open_checkpointer
     from nodes.context import build_context
+    from nodes.state import CHECKPOINT_TYPES
     from providers.brain import offline_brain
 
     context = build_context(settings)
@@ -517,7 +538,9 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
             f"warning: {escape(problem)}; this session uses the offline brain"
         )
         context = dataclasses.replace(context, brain=offline_brain(settings.sufficiency_threshold))
-    with open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url) as saver:
+    with open_checkpointer(
+        sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url, allowed_types=CHECKPOINT_TYPES
+    ) as saver:
         session = Session(
             app=build_graph(checkpointer=saver),
             context=context,
