@@ -25,7 +25,7 @@ if str(ROOT) not in sys.path:
 from providers.offline_brain import OfflineBrain  # noqa: E402
 
 try:  # the clarification check exists from issue 8 on; before it, fresh-thread turns always fail
-    from providers.offline_brain.contextualize import needs_clarification  # noqa: E402
+    from providers.offline_brain.contextualize import needs_clarification
 except ImportError:  # pragma: no cover - baseline code
 
     def needs_clarification(question: str, history: list[tuple[str, str]]) -> bool:

@@ -69,6 +69,7 @@ def merge_hops(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
             context,
             f"{len(first)} sub-queries, {len(bridges)} bridge hops",
             hits=len(fused),
+            searches=len(first) + len(bridges),
         )
     ]
     return update
