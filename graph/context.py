@@ -14,6 +14,7 @@ from typing import Any
 
 from config import Settings, load_settings
 from providers.brain import Brain
+from providers.embeddings import Embedder
 from providers.rerankers import Reranker
 from retrievers.factory import RetrieverSet
 
@@ -26,11 +27,13 @@ class AgentContext:
     reranker: Reranker | None = None
 
 
-def make_brain(settings: Settings) -> Brain:
-    """The LLM brain when an OpenAI-compatible endpoint is configured, else the offline brain."""
+def make_brain(settings: Settings, embedder: Embedder | None = None) -> Brain:
+    """The LLM brain when an OpenAI-compatible endpoint is configured, else the offline brain.
+
+    ``embedder`` (the index's) lets the offline rules judge evidence and support by meaning."""
     from providers.offline_brain import OfflineBrain
 
-    offline = OfflineBrain(sufficiency_threshold=settings.sufficiency_threshold)
+    offline = OfflineBrain(sufficiency_threshold=settings.sufficiency_threshold, embedder=embedder)
     if not settings.llm_configured:
         return offline
     from providers.llm_brain import LLMBrain
@@ -58,7 +61,10 @@ def build_context(settings: Settings | None = None, *, index_dir: Path | None = 
         blend=settings.rerank_blend,
     )
     return AgentContext(
-        settings=settings, retrievers=retrievers, brain=make_brain(settings), reranker=reranker
+        settings=settings,
+        retrievers=retrievers,
+        brain=make_brain(settings, retrievers.embedder),
+        reranker=reranker,
     )
 
 

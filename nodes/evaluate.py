@@ -8,14 +8,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graph.routing import loops, stop_reason
-from graph.schemas import QueryAnalysis, RetrievalEvaluation
+from graph.schemas import QueryAnalysis
 from nodes.common import ctx, event, load_hits, mode_of, question_of
-
-RELEVANT = 0.5
-
-
-def relevant_ids_of(evaluation: RetrievalEvaluation) -> list[str]:
-    return [j.chunk_id for j in evaluation.judgements if j.relevance >= RELEVANT]
 
 
 def evaluate(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
@@ -32,7 +26,7 @@ def evaluate(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
     chunks = load_hits(state.get("reranked"))[: context.settings.top_k]
     evaluation = context.brain.judge(question, analysis, chunks, list(state.get("queries_tried") or []))
     before = list(state.get("relevant_ids") or [])
-    now_relevant = relevant_ids_of(evaluation)
+    now_relevant = evaluation.relevant_ids()
     new = [cid for cid in now_relevant if cid not in before]
     attempt = int(state.get("attempt") or 0)
     reason = stop_reason(

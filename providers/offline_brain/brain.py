@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from graph.schemas import DraftAnswer, Passage, QueryAnalysis, RetrievalEvaluation, SentenceSupport
 from providers.offline_brain.analysis import analyze_question
+from providers.offline_brain.answer import extractive_answer
 from providers.offline_brain.contextualize import contextualize_question
-from providers.offline_brain.extractive import check_answer_support, compress_passages, extractive_answer
+from providers.offline_brain.extractive import compress_passages
 from providers.offline_brain.judge import evaluate
+from providers.offline_brain.meaning import Meaning, TextEmbedder
 from providers.offline_brain.rewrite import rewrite_query
+from providers.offline_brain.support import check_answer_support
 from retrievers.types import ScoredChunk
 
 
@@ -22,13 +25,21 @@ def _check_ratio(name: str, value: float) -> float:
 
 
 class OfflineBrain:
-    """Rule-based brain; ``sufficiency_threshold`` is the key-term coverage the evidence needs."""
+    """Rule-based brain; ``sufficiency_threshold`` is the key-term coverage that counts as a lexical
+    match. With an ``embedder`` (the runtime's, handed over by the context) evidence and support are
+    also judged by meaning, which is what works across Chinese and English."""
 
     name = "offline"
 
-    def __init__(self, sufficiency_threshold: float = 0.5, support_threshold: float = 0.6) -> None:
+    def __init__(
+        self,
+        sufficiency_threshold: float = 0.5,
+        support_threshold: float = 0.6,
+        embedder: TextEmbedder | None = None,
+    ) -> None:
         self.sufficiency_threshold = _check_ratio("sufficiency_threshold", sufficiency_threshold)
         self.support_threshold = _check_ratio("support_threshold", support_threshold)
+        self.meaning = Meaning(embedder) if embedder is not None else None
 
     def analyze(self, question: str) -> QueryAnalysis:
         return analyze_question(question)
@@ -36,7 +47,9 @@ class OfflineBrain:
     def judge(
         self, question: str, analysis: QueryAnalysis, chunks: list[ScoredChunk], tried: list[str]
     ) -> RetrievalEvaluation:
-        return evaluate(question, analysis, chunks, tried, threshold=self.sufficiency_threshold)
+        return evaluate(
+            question, analysis, chunks, tried, threshold=self.sufficiency_threshold, meaning=self.meaning
+        )
 
     def rewrite(self, question: str, evaluation: RetrievalEvaluation, tried: list[str]) -> str:
         return rewrite_query(question, evaluation, tried)
@@ -45,13 +58,15 @@ class OfflineBrain:
         return contextualize_question(question, history)
 
     def compress(self, question: str, passages: list[Passage], token_budget: int) -> list[Passage]:
-        return compress_passages(question, passages, token_budget)
+        return compress_passages(question, passages, token_budget, meaning=self.meaning)
 
     def answer(self, question: str, passages: list[Passage]) -> DraftAnswer:
-        return extractive_answer(question, passages, threshold=self.sufficiency_threshold)
+        return extractive_answer(
+            question, passages, threshold=self.sufficiency_threshold, meaning=self.meaning
+        )
 
     def check_support(self, answer: str, passages: list[Passage]) -> list[SentenceSupport]:
-        return check_answer_support(answer, passages, threshold=self.support_threshold)
+        return check_answer_support(answer, passages, threshold=self.support_threshold, meaning=self.meaning)
 
     def drain_calls(self) -> list[dict]:
         """Model calls made since the last drain: always none for the offline brain."""
