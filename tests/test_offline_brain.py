@@ -111,8 +111,8 @@ class TestContextualize:
 
     def test_en_follow_up_carries_previous_topic(self, brain: OfflineBrain) -> None:
         history = [("user", "How does hybrid search work?"), ("assistant", "It fuses BM25 and vectors.")]
-        assert (
-            brain.contextualize("and what about its latency?", history) == "what about hybrid search latency?"
+        assert brain.contextualize("and what about its latency?", history) == (
+            "what about the hybrid search's latency?"
         )
         assert brain.contextualize("Is it fast?", [("user", "Why does BM25 return negative scores?")]) == (
             "Is BM25 fast?"

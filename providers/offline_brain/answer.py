@@ -31,6 +31,7 @@ MAX_SENTENCES = 3
 CLOSE_TO_BEST = 0.8  # a further sentence must score at least this share of the best one
 LENGTH_BUDGET = {"zh": 110, "en": 230}  # characters of answer text before citations
 TYPE_BONUS = 0.15
+WRONG_KIND = 0.7  # "how many" answered by a sentence without any number: score kept at this share
 _LANGUAGE_NAME = {("zh", "en"): "英文", ("en", "zh"): "Chinese"}
 # What the writer adds around copied sentences; verification strips or skips these (no claim in them).
 LEAD_RE = re.compile(
@@ -153,13 +154,15 @@ def candidates(question: str, passages: list[Passage], meaning: Meaning | None) 
                     rows.append((p_index, position, sentence))
     sims = meaning.similarity(question, [r[2] for r in rows]) if meaning and rows else [0.0] * len(rows)
     out = []
+    headings = [set(key_terms(p.heading)) for p in passages]
     for (p_index, position, sentence), sim in zip(rows, sims, strict=True):
-        found = set(key_terms(sentence))
+        found = set(key_terms(sentence)) | headings[p_index]  # the heading says what the sentence is about
         cov = sum(1 for t in terms if t in found) / len(terms) if terms else 0.0
         match = max(cov, semantic_match(sim))
-        bonus = TYPE_BONUS * sum(has_kind(sentence, kind) for kind in kinds) / len(kinds) if kinds else 0.0
+        fits = sum(has_kind(sentence, kind) for kind in kinds) / len(kinds) if kinds else 0.0
         prior = 0.1 / (1 + p_index)  # the reranker put this passage higher
-        out.append(Candidate(p_index, position, sentence, match + bonus + prior if match else 0.0, match))
+        score = (match + TYPE_BONUS * fits + prior) * (WRONG_KIND if kinds and not fits else 1.0)
+        out.append(Candidate(p_index, position, sentence, score if match else 0.0, match))
     return out
 
 

@@ -175,9 +175,10 @@ def _items(text: str) -> str:
 class _Conversation:
     """What the earlier turns offer as antecedents, most recent first."""
 
-    def __init__(self, history: list[tuple[str, str]]) -> None:
+    def __init__(self, history: list[tuple[str, str]], topic: str = "") -> None:
         self.users = [t for r, t in history if r == "user" and t.strip()]
         self.answers = [t for r, t in history if r == "assistant" and t.strip()]
+        self.topic = topic  # carried over when the last question was itself a follow-up
 
     @property
     def last_question(self) -> str:
@@ -188,6 +189,8 @@ class _Conversation:
         return re.sub(r"\[\d+\]", "", self.answers[-1]) if self.answers else ""
 
     def thing(self) -> str:
+        if self.topic:
+            return self.topic
         return _subject(self.last_question) if self.last_question else ""
 
     def person(self) -> str:
@@ -297,6 +300,12 @@ def _join(left: str, middle: str, right: str) -> str:
     return re.sub(r"\s{2,}", " ", out)
 
 
+def _head(referent: str) -> str:
+    """The thing, not its attribute: 它 after "HNSW 索引的性能问题" is "HNSW 索引"."""
+    head = referent.split("的", 1)[0].strip()
+    return head if len(head) >= 2 else referent
+
+
 def _zh_resolve(question: str, conversation: _Conversation) -> str:
     q = _ZH_LEADING_THEN.sub("", question.strip())
     found = _zh_referring(q)
@@ -304,7 +313,7 @@ def _zh_resolve(question: str, conversation: _Conversation) -> str:
         topic = conversation.thing()
         stripped = re.sub(r"^(?:那么?|还有)", "", q).strip("，, ")
         if stripped.endswith(("呢", "呢？", "呢?")):
-            return _join(topic, "的", re.sub(r"呢[？?]?$", "是什么？", stripped))
+            return _join(_head(topic), "的", stripped)
         return q
     start, end, kind = found
     referent = {
@@ -316,9 +325,18 @@ def _zh_resolve(question: str, conversation: _Conversation) -> str:
     if not referent:
         return q
     word = q[start:end]
+    if kind == "thing":
+        referent = _head(referent)
     after = q[end:]
     if kind == "demonstrative":
-        noun = segment(after)[0] if after else ""
+        following = list(segment(after)) if after else []
+        noun = following[0] if following else ""
+        for size in (2, 1):  # "那个性能问题" when the referent already says "HNSW 索引的性能问题"
+            phrase = "".join(following[:size])
+            if len(following) >= size and len(phrase) >= 2 and phrase in referent:
+                return _join(
+                    q[:start], referent[: referent.index(phrase) + len(phrase)], after[len(phrase) :]
+                )
         if noun and len(noun) >= 2 and noun in conversation.last_question and noun not in referent:
             return _join(q[:start], f"{referent}的", after)  # 那个性能问题 -> HNSW 索引的性能问题
         # "这个机制" -> "增量导入的机制"; "这个能关掉吗" -> "X 能关掉吗"
@@ -373,13 +391,19 @@ def contextualize_question(question: str, history: list[tuple[str, str]]) -> str
             raise ValueError(f"history role must be 'user' or 'assistant', got {turn[0]!r}")
     if not question.strip() or not history:
         return question
-    # resolve earlier follow-ups first, so "it" two turns later still finds the original topic
+    # resolve earlier follow-ups first, so "it" two turns later still means the thing it meant then
     resolved: list[tuple[str, str]] = []
+    topic = ""
     for role, text in history:
-        if role == "user" and resolved:
-            text = _standalone(text, _Conversation(resolved))
+        if role == "user" and text.strip():
+            conversation = _Conversation(resolved, topic)
+            if resolved and refers_back(text) and conversation.thing():
+                topic = conversation.thing()
+                text = _standalone(text, conversation)
+            else:
+                topic = ""
         resolved.append((role, text))
-    return _standalone(question, _Conversation(resolved))
+    return _standalone(question, _Conversation(resolved, topic))
 
 
 __all__ = ["contextualize_question", "extract_entities", "needs_clarification", "refers_back"]
