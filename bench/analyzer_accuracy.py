@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from core.tokenize import tokenize  # noqa: E402
 from providers.offline_brain.analysis import analyze_question  # noqa: E402
 from providers.offline_brain.decompose import strip_bridge  # noqa: E402
-from retrievers.tokenize import tokenize  # noqa: E402
 
 FIELDS = ("query_type", "recommended_strategy", "complexity")
 
@@ -86,9 +86,7 @@ def labelled_report(rows: list[dict], show_errors: bool) -> dict[str, dict[str, 
             continue
         table[scope] = {f: mean(v) for f, v in hits[scope].items()}
         n = len(hits[scope]["query_type"])
-        cells = " ".join(
-            f"{table[scope].get(f, float('nan')):>20.3f}" for f in ("language", *FIELDS, parts)
-        )
+        cells = " ".join(f"{table[scope].get(f, float('nan')):>20.3f}" for f in ("language", *FIELDS, parts))
         print(f"{scope:<6} {n:>4} {cells}")
     print("Confusions (gold -> predicted: count):")
     for field in FIELDS:

@@ -38,7 +38,9 @@ DEFAULT_SET = ROOT / "tests" / "data" / "followups.jsonl"
 def _has_word(text: str, word: str) -> bool:
     if re.search(r"[\u4e00-\u9fff]", word):
         return word in text
-    return re.search(rf"(?<![A-Za-z0-9_-]){re.escape(word)}(?![A-Za-z0-9_-])", text, re.IGNORECASE) is not None
+    return (
+        re.search(rf"(?<![A-Za-z0-9_-]){re.escape(word)}(?![A-Za-z0-9_-])", text, re.IGNORECASE) is not None
+    )
 
 
 def judge(row: dict, brain: OfflineBrain) -> tuple[bool, str]:

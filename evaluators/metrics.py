@@ -304,20 +304,21 @@ RETRIEVAL_NODES = frozenset({"retrieve_vector", "retrieve_keyword", "retrieve_hy
 _HOPS_RE = re.compile(r"(\d+) sub-quer(?:y|ies), (\d+) bridge hops?")
 
 
-def retrievals_in_trace(trace: Sequence[dict[str, Any]]) -> int:
+def retrievals_in_trace(trace: Sequence[Any]) -> int:
     """Searches one question cost, counted from its trace: one per vector/keyword/hybrid node run, and
-    for a multi-hop node its ``searches`` count (sub-queries plus bridge hops)."""
+    for a multi-hop node its sub-queries plus its bridge hops."""
     total = 0
-    for entry in trace:
+    for item in trace:
+        entry = item.model_dump() if hasattr(item, "model_dump") else item  # a TraceEvent or its dict
         node = entry.get("node")
         if node in RETRIEVAL_NODES:
             total += 1
         elif node == "retrieve_multi_hop":
             counts = entry.get("counts") or {}
-            if "searches" in counts:
-                total += int(counts["searches"])
+            if "sub_queries" in counts:
+                total += int(counts["sub_queries"]) + int(counts.get("bridge_hops", 0))
             else:  # traces written before the count existed
-                found = _HOPS_RE.search(str(entry.get("decision", "")))
+                found = _HOPS_RE.search(f"{entry.get('detail', '')} {entry.get('decision', '')}")
                 total += int(found.group(1)) + int(found.group(2)) if found else 1
     return total
 

@@ -291,7 +291,10 @@ def test_retrievals_are_counted_from_the_trace() -> None:
 
     single = [{"node": "analyze_query"}, {"node": "retrieve_hybrid"}, {"node": "rerank"}]
     retry = [*single, {"node": "rewrite_query"}, {"node": "retrieve_keyword"}]
-    hops = [{"node": "retrieve_multi_hop", "counts": {"searches": 3}}, {"node": "retrieve_vector"}]
+    hops = [
+        {"node": "retrieve_multi_hop", "counts": {"sub_queries": 2, "bridge_hops": 1}},
+        {"node": "retrieve_vector"},
+    ]
     old = [{"node": "retrieve_multi_hop", "decision": "2 sub-queries, 1 bridge hops", "counts": {}}]
     assert retrievals_in_trace(single) == 1
     assert retrievals_in_trace(retry) == 2

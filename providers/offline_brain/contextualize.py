@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 
+from core.text import contains_cjk
 from providers.offline_brain.analysis import extract_entities
 from providers.offline_brain.decompose import segment, topic_of, zh_list
-from retrievers.tokenize import contains_cjk
 
 # ---- referring words ------------------------------------------------------------------------------
 

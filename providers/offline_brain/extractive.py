@@ -7,31 +7,16 @@ an English passage keeps the sentences that answer a Chinese question). The answ
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 
-from graph.schemas import Passage
+from core.schemas import Passage
+from core.text import detect_language, parse_citations, split_sentences
 from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.meaning import Meaning
 from providers.tokens import count_tokens, truncate_to_tokens
-from retrievers.tokenize import detect_language
 
-_SENTENCE_END = re.compile(r"(?<=[。！？；!?;])\s*|(?<=[.])\s+(?=[A-Z0-9\u4e00-\u9fff\"“(\[])|\n+")
-_CITATION = re.compile(r"\[(\d+(?:\s*[,，]\s*\d+)*)\]")
-_ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|vs|Dr|Mr|Mrs|Ms|Fig|No|cf|approx)\.$", re.IGNORECASE)
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of mixed zh/en text: split after 。！？；!? and after '.' before a capital, digit or CJK."""
-    pieces = [p.strip() for p in _SENTENCE_END.split(text) if p and p.strip()]
-    merged: list[str] = []
-    for piece in pieces:
-        if merged and _ABBREVIATIONS.search(merged[-1]):
-            merged[-1] = f"{merged[-1]} {piece}"
-        else:
-            merged.append(piece)
-    return merged
+__all__ = ["compress_passages", "coverage", "parse_citations", "split_sentences"]
 
 
 def coverage(terms: list[str], text: str) -> float:
@@ -131,10 +116,3 @@ def compress_passages(
 def _distance(sentence: _Scored, kept: set[tuple[int, int]]) -> int:
     positions = [pos for index, pos in kept if index == sentence.passage_index]
     return min((abs(sentence.position - pos) for pos in positions), default=1_000)
-
-
-def parse_citations(sentence: str) -> list[int]:
-    numbers: list[int] = []
-    for match in _CITATION.finditer(sentence):
-        numbers += [int(n) for n in re.split(r"\s*[,，]\s*", match.group(1))]
-    return list(dict.fromkeys(numbers))

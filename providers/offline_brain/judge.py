@@ -10,18 +10,19 @@ passages is judged on meaning instead of failing on zero word overlap.
 
 from __future__ import annotations
 
-from graph.schemas import (
+from core.chunks import ScoredChunk
+from core.schemas import (
     RELEVANCE_THRESHOLD,
     ChunkJudgement,
     QueryAnalysis,
     RetrievalEvaluation,
     SuggestedAction,
+    strip_bridge,
 )
+from core.text import split_sentences
 from providers.offline_brain.analysis import extract_entities, key_terms
-from providers.offline_brain.decompose import strip_bridge
 from providers.offline_brain.meaning import Meaning
 from providers.offline_brain.words import missing_words
-from retrievers.types import ScoredChunk
 
 TOP_K = 5  # how many of the best chunks must jointly cover the question
 _SCORE_WEIGHT = 0.3  # the rank signal alone (0.3) can never reach RELEVANCE_THRESHOLD
@@ -58,8 +59,6 @@ def semantic_match(similarity: float) -> float:
 
 def chunk_sentences(chunk: ScoredChunk) -> list[str]:
     """What meaning is judged on: the title and each sentence (a whole chunk's vector is diluted)."""
-    from providers.offline_brain.extractive import split_sentences
-
     c = chunk.chunk
     title = [c.title] if c.title.strip() else []
     return title + [s for s in split_sentences(c.text) if len(s.strip()) > 3]
