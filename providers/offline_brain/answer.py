@@ -18,14 +18,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from graph.schemas import DraftAnswer, Passage
+from core.schemas import DraftAnswer, Passage, strip_bridge
+from core.text import contains_cjk, detect_language
 from providers.offline_brain.analysis import key_terms
-from providers.offline_brain.decompose import decompose, strip_bridge
+from providers.offline_brain.decompose import decompose
 from providers.offline_brain.extractive import split_sentences
 from providers.offline_brain.judge import semantic_match
 from providers.offline_brain.meaning import Meaning
-from providers.offline_brain.words import missing_words
-from retrievers.tokenize import contains_cjk, detect_language
+from providers.offline_brain.words import missing_words, pos_tags
 
 MAX_SENTENCES = 3
 CLOSE_TO_BEST = 0.8  # a further sentence must score at least this share of the best one
@@ -76,9 +76,7 @@ def _has_name(sentence: str) -> bool:
         return True
     if not contains_cjk(sentence):
         return False
-    import jieba.posseg
-
-    return any(pair.flag == "nr" and len(pair.word) >= 2 for pair in jieba.posseg.cut(sentence))
+    return any(flag == "nr" and len(word) >= 2 for word, flag in pos_tags(sentence))
 
 
 def has_kind(sentence: str, kind: str) -> bool:

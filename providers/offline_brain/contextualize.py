@@ -15,6 +15,7 @@ import re
 from core.text import contains_cjk
 from providers.offline_brain.analysis import extract_entities
 from providers.offline_brain.decompose import segment, topic_of, zh_list
+from providers.offline_brain.words import pos_tags
 
 # ---- referring words ------------------------------------------------------------------------------
 
@@ -83,9 +84,7 @@ _ZH_STOPPER = ("v", "p", "d", "r", "c", "u", "y", "uj", "ul", "vd", "ad", "f", "
 
 
 def _pos(text: str) -> list[tuple[str, str]]:
-    import jieba.posseg
-
-    return [(pair.word, pair.flag) for pair in jieba.posseg.cut(text)]
+    return pos_tags(text)
 
 
 def _zh_subject(question: str) -> str:

@@ -12,13 +12,13 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from graph.schemas import Passage, SentenceSupport
+from core.schemas import Passage, SentenceSupport
+from core.text import CITATION_RE, parse_citations, split_sentences
 from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.answer import LEAD_RE, NOT_A_CLAIM_RE
-from providers.offline_brain.extractive import coverage, parse_citations, split_sentences
+from providers.offline_brain.extractive import coverage
 from providers.offline_brain.meaning import Meaning
 
-_CITATION = re.compile(r"\[(\d+(?:\s*[,，]\s*\d+)*)\]")
 # Cosine (use-multilingual) at which an answer sentence says what a passage sentence says. Chosen on the
 # parallel guide pages (docs/guide/zh vs docs/guide/en): 79% of Chinese sentences reach it against their
 # English section, 10% against the best sentence of another section.
@@ -36,7 +36,7 @@ def _fold(text: str) -> str:
 
 def specifics(sentence: str) -> list[str]:
     """Numbers and Latin-script names or identifiers a sentence states (not its first word)."""
-    bare = _CITATION.sub("", sentence)
+    bare = CITATION_RE.sub("", sentence)
     found = _NUMBER.findall(unicodedata.normalize("NFKC", bare))
     first = _SENTENCE_START_WORD.match(bare)
     for match in _LATIN_SPECIFIC.finditer(bare):
@@ -44,12 +44,6 @@ def specifics(sentence: str) -> list[str]:
             continue
         found.append(match.group(0))
     return list(dict.fromkeys(found))
-
-
-def _split_answer(answer: str) -> list[str]:
-    """Answer sentences; a citation marker right after a sentence end belongs to that sentence."""
-    text = re.sub(r"([。！？.!?])\s*((?:\[\d+(?:\s*[,，]\s*\d+)*\])+)", r"\2\1", answer)
-    return split_sentences(text)
 
 
 def _not_a_claim(bare: str) -> bool:
@@ -64,9 +58,9 @@ def check_answer_support(
     the sentence's key terms the cited passages must contain for a lexical match."""
     by_number = {p.number: p for p in passages}
     results: list[SentenceSupport] = []
-    for sentence in _split_answer(answer):
+    for sentence in split_sentences(answer):  # a marker after a sentence end stays with it
         cited = parse_citations(sentence)
-        bare = LEAD_RE.sub("", _CITATION.sub("", sentence).strip()).strip()
+        bare = LEAD_RE.sub("", CITATION_RE.sub("", sentence).strip()).strip()
         if not cited:
             ok = _not_a_claim(bare)
             results.append(SentenceSupport(sentence=sentence, cited=[], supported=ok, score=float(ok)))

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 
+from core.text import contains_cjk
+from core.text import jieba as load_jieba
 from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.decompose import segment
-from retrievers.tokenize import contains_cjk
 
 _LATIN_WORD = re.compile(r"[A-Za-z0-9][\w.+#/-]*[\w+#]|[A-Za-z0-9]")
 
@@ -27,3 +28,11 @@ def content_words(text: str) -> list[str]:
 def missing_words(question: str, evidence_terms: set[str]) -> list[str]:
     """Content words of the question none of whose search terms occur in the evidence."""
     return [w for w in content_words(question) if not any(t in evidence_terms for t in key_terms(w))]
+
+
+def pos_tags(text: str) -> list[tuple[str, str]]:
+    """(word, part-of-speech) pairs from jieba's tagger ("nr" marks a person's name)."""
+    load_jieba()  # the one loader initialises the dictionary the tagger shares
+    import jieba.posseg
+
+    return [(pair.word, pair.flag) for pair in jieba.posseg.cut(text)]
