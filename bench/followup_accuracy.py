@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from providers.offline_brain import OfflineBrain  # noqa: E402
+from providers.offline_brain.contextualize import contextualize_question  # noqa: E402
 
 try:  # the clarification check exists from issue 8 on; before it, fresh-thread turns always fail
     from providers.offline_brain.contextualize import needs_clarification
@@ -43,16 +43,16 @@ def _has_word(text: str, word: str) -> bool:
     )
 
 
-def judge(row: dict, brain: OfflineBrain) -> tuple[bool, str]:
+def judge(row: dict) -> tuple[bool, str]:
     """Whether the resolver handled one turn right, and what it produced."""
     history = [(role, text) for role, text in row["history"]]
     question = row["question"]
     if row["kind"] == "no_antecedent":
         asked = needs_clarification(question, history)
-        return asked, "asks which thing is meant" if asked else brain.contextualize(question, history)
+        return asked, "asks which thing is meant" if asked else contextualize_question(question, history)
     if needs_clarification(question, history):
         return False, "asks which thing is meant"
-    out = brain.contextualize(question, history) if history else question
+    out = contextualize_question(question, history) if history else question
     if row["kind"] == "standalone":
         return out == question, out
     named = any(_has_word(out, form) for form in row["referent"])
@@ -67,11 +67,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-errors", action="store_true")
     args = parser.parse_args(argv)
     rows = [json.loads(line) for line in args.set.read_text(encoding="utf-8").splitlines() if line.strip()]
-    brain = OfflineBrain()
     hits: dict[str, list[bool]] = defaultdict(list)
     errors = []
     for row in rows:
-        ok, out = judge(row, brain)
+        ok, out = judge(row)
         for scope in ("all", row["lang"], row["kind"]):
             hits[scope].append(ok)
         if not ok:
