@@ -127,11 +127,24 @@ def test_multi_hop_fans_out_one_typed_send_per_sub_query():
     assert payloads[0].filters.language == "zh"
 
 
-@pytest.mark.parametrize(("mode", "bridges"), [("agentic", True), ("self_query", False)])
-def test_merge_hops_takes_the_second_hop_only_when_the_policy_says(runtime, mode, bridges):
+POINTS_ELSEWHERE = RetrievalEvaluation(is_sufficient=False, suggested_action="multi_hop")
+
+
+@pytest.mark.parametrize(
+    ("mode", "evaluation", "bridges"),
+    [
+        ("agentic", POINTS_ELSEWHERE, True),  # the judge says the best passages point to what is missing
+        ("agentic", None, False),  # a first search: no evidence asks for a second hop
+        ("self_query", POINTS_ELSEWHERE, False),  # the mode's policy never hops twice
+    ],
+)
+def test_merge_hops_takes_the_second_hop_only_when_the_policy_and_evidence_say(
+    runtime, mode, evaluation, bridges
+):
     rt = runtime()
     [found] = search_sub_query(SubQuery(sub_query=TWO_HOP_QUESTION), rt)["hop_hits"]
-    update = merge_hops({"question": TWO_HOP_QUESTION, "mode": mode, "hop_hits": [found]}, rt)
+    state = {"question": TWO_HOP_QUESTION, "mode": mode, "hop_hits": [found], "evaluation": evaluation}
+    update = merge_hops(state, rt)
     event = update["trace"][0]
     assert (event.counts["bridge_hops"] > 0) == bridges
     found_by = {h.id: h.ranks for h in update["retrieved"]}
