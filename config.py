@@ -33,6 +33,18 @@ class Settings(BaseSettings):
     checkpoint_db: Path = Path(".agentic_rag/checkpoints.sqlite")
     postgres_url: str | None = Field(default=None, description="use PostgreSQL checkpoints when set")
 
+    # --- store -------------------------------------------------------------------------------
+    store: Literal["local", "milvus"] = Field(
+        default="local", description="local: the index folder; milvus: a Milvus collection (docs/deploy.md)"
+    )
+    milvus_uri: str = Field(
+        default=".agentic_rag/milvus.db",
+        description="a file path: Milvus Lite in this process; http://host:19530: a Milvus server",
+    )
+    milvus_token: str | None = Field(default=None, description="user:password or API key for a server")
+    milvus_db: str | None = Field(default=None, description="Milvus database (server only)")
+    milvus_collection: str = Field(default="agentic_rag", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,200}$")
+
     # --- models ------------------------------------------------------------------------------
     embedder: str = Field(
         default="use-multilingual",
@@ -89,6 +101,9 @@ class Settings(BaseSettings):
     # --- retrieval ---------------------------------------------------------------------------
     top_k: int = Field(default=10, ge=1)
     candidate_k: int = Field(default=30, ge=1, description="candidates fetched before reranking")
+    fusion: Literal["rrf", "convex"] = Field(
+        default="rrf", description="how hybrid fuses dense and BM25: rrf (ranks) | convex (scaled scores)"
+    )
     rrf_k: int = Field(default=60, ge=1)
     vector_weight: float = Field(
         default=0.5,

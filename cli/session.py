@@ -499,7 +499,8 @@ def _utf8_streams() -> None:
 def run_session(args: argparse.Namespace) -> int:
     from config import SettingsError, load_settings
     from memory.checkpointer import CheckpointerError
-    from retrievers.index import IndexError_, index_exists
+    from retrievers.index import IndexError_
+    from retrievers.store import store_exists
 
     _utf8_streams()
     interactive = sys.stdin.isatty()
@@ -510,12 +511,14 @@ def run_session(args: argparse.Namespace) -> int:
             index_dir=getattr(args, "index_dir", None),
             embedder=getattr(args, "embedder", None),
             brain=getattr(args, "brain", None),
+            store=getattr(args, "store", None),
         )
-    except SettingsError as exc:
+        exists = store_exists(settings)
+    except (SettingsError, IndexError_) as exc:
         errors.print(f"error: {escape(str(exc))}")
         return 2
-    folder = Path(settings.index_dir)
-    if not index_exists(folder):
+    folder = Path(settings.index_dir) if settings.store == "local" else settings.milvus_uri
+    if not exists:
         flag = "" if getattr(args, "index_dir", None) is None else f" --index {folder}"
         errors.print(
             f"No index in {folder} yet. Create one from your documents first:\n"
@@ -593,10 +596,10 @@ def endpoint_problem(settings: Any) -> str:
 
 def _banner(session: Session, settings: Any, resumed: str | None) -> None:
     brain = session.context.brain.name
-    chunks = session.context.retrievers.index.docstore.count()
+    index = session.context.retrievers.index
     console = session.console
     console.print(
-        f"[bold]agentic-rag[/] · index {escape(str(settings.index_dir))} ({chunks} chunks) · "
+        f"[bold]agentic-rag[/] · index {escape(index.location)} ({index.count()} chunks) · "
         f"brain: {brain} · mode: {session.mode}"
     )
     if resumed and session.has_checkpoints(resumed):

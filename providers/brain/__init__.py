@@ -19,6 +19,7 @@ from providers.brain.rewrite import LLMRewriter, OfflineRewriter
 from providers.brain.roles import Brain
 from providers.brain.verify import LLMVerifier, OfflineVerifier
 from providers.brain.write import LLMWriter, OfflineWriter
+from providers.offline_brain.meaning import Meaning, TextEmbedder
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -34,18 +35,25 @@ def _ratio(name: str, value: float) -> float:
     return float(value)
 
 
-def offline_brain(sufficiency_threshold: float = 0.5, support_threshold: float = 0.6) -> Brain:
-    """The rule-based brain; ``sufficiency_threshold`` is the key-term coverage the evidence needs."""
+def offline_brain(
+    sufficiency_threshold: float = 0.5,
+    support_threshold: float = 0.6,
+    embedder: TextEmbedder | None = None,
+) -> Brain:
+    """The rule-based brain; ``sufficiency_threshold`` is the key-term coverage that counts as a lexical
+    match. With ``embedder`` (the runtime's, from the context) the judge, compressor, writer and verifier
+    also compare by meaning, which is what works across Chinese and English."""
     sufficiency = _ratio("sufficiency_threshold", sufficiency_threshold)
+    meaning = Meaning(embedder) if embedder is not None else None
     return Brain(
         name="offline",
         analyse=OfflineAnalyser(),
-        judge=OfflineJudge(sufficiency),
+        judge=OfflineJudge(sufficiency, meaning),
         rewrite=OfflineRewriter(),
         contextualise=OfflineContextualiser(),
-        compress=OfflineCompressor(),
-        write=OfflineWriter(sufficiency),
-        verify=OfflineVerifier(_ratio("support_threshold", support_threshold)),
+        compress=OfflineCompressor(meaning),
+        write=OfflineWriter(sufficiency, meaning),
+        verify=OfflineVerifier(_ratio("support_threshold", support_threshold), meaning),
     )
 
 
@@ -92,9 +100,10 @@ def llm_brain(
     )
 
 
-def make_brain(settings: Settings, **options: Any) -> Brain:
-    """The LLM brain when an OpenAI-compatible endpoint is configured, else the offline brain."""
-    offline = offline_brain(sufficiency_threshold=settings.sufficiency_threshold)
+def make_brain(settings: Settings, embedder: TextEmbedder | None = None, **options: Any) -> Brain:
+    """The LLM brain when an OpenAI-compatible endpoint is configured, else the offline brain.
+    ``embedder`` (the index's) lets the offline rules, and the LLM roles' fallbacks, judge by meaning."""
+    offline = offline_brain(sufficiency_threshold=settings.sufficiency_threshold, embedder=embedder)
     if not settings.llm_configured:
         return offline
     from providers.llm import chat_model_from_settings
