@@ -106,6 +106,15 @@ class Settings(BaseSettings):
     # --- memory ------------------------------------------------------------------------------
     max_checkpoints_per_thread: int = Field(default=20, ge=1)
 
+    # --- serving (python main.py serve) ------------------------------------------------------
+    serve_host: str = Field(default="127.0.0.1", description="address the HTTP server listens on")
+    serve_port: int = Field(default=8000, ge=0, le=65535)
+    serve_token: str | None = Field(
+        default=None, description="when set, every API call needs 'Authorization: Bearer <token>'"
+    )
+    serve_workers: int = Field(default=4, ge=1, description="questions answered at the same time")
+    serve_max_request_kb: int = Field(default=256, ge=1, description="larger request bodies get 413")
+
     @model_validator(mode="after")
     def _check_overlap(self) -> Settings:
         if self.chunk_overlap >= self.chunk_size:

@@ -51,6 +51,20 @@ class IndexCorruptedError(IndexError_):
     pass
 
 
+class IndexEmptyError(IndexError_):
+    """The index exists but holds no chunks (an ingest that found nothing to index)."""
+
+
+def empty_index_message(folder: Path) -> str:
+    return f"the index is empty: run ingest (python main.py ingest --index {folder} PATH...)"
+
+
+def require_chunks(index: Index) -> None:
+    """Refuse to search an index without chunks, saying what to do instead of answering from nothing."""
+    if index.docstore.count() == 0:
+        raise IndexEmptyError(empty_index_message(index.folder))
+
+
 def rebuild_hint(folder: Path) -> str:
     return f"rebuild it with: python main.py ingest --rebuild --index {folder} PATH..."
 
