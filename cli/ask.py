@@ -8,7 +8,7 @@ from contextlib import nullcontext
 from rich.console import Console
 from rich.markup import escape
 
-from cli.common import add_common, print_json, settings_from
+from cli.common import add_common, make_console, print_json, settings_from
 from graph.routing import MODES
 
 
@@ -65,5 +65,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result.model_dump())
     else:
-        render_answer(Console(), result)
+        render_answer(make_console(), result)
     return 1 if result.error and not result.answer else 0

@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rich.console import Console
 from rich.table import Table
 
-from cli.common import add_common, print_json, settings_from
+from cli.common import add_common, make_console, print_json, settings_from
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,5 +30,5 @@ def run(args: argparse.Namespace) -> int:
     table = Table(title="index stats", show_header=False)
     for key, value in stats.items():
         table.add_row(key, str(value))
-    Console().print(table)
+    make_console().print(table)
     return 0

@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rich.console import Console
 from rich.table import Table
 
-from cli.common import add_common, print_json, settings_from
+from cli.common import add_common, make_console, print_json, settings_from
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -69,11 +68,11 @@ def run(args: argparse.Namespace) -> int:
     if settings.rerank_prewarm:
         warmed = prewarm_reranker(settings)
         if not args.json:
-            Console(stderr=True).print(f"reranker cache: {warmed} passages embedded")
+            make_console(stderr=True).print(f"reranker cache: {warmed} passages embedded")
     if args.json:
         print_json(report.model_dump())
         return 0
-    console = Console(stderr=False)
+    console = make_console()
     table = Table(title=f"ingest into {report.index_dir}", show_header=False)
     for label, value in [
         ("files seen", report.files_seen),

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from rich.console import Console
-
-from cli.common import add_common, print_json, settings_from
+from cli.common import add_common, make_console, print_json, settings_from
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -60,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    console = Console()
+    console = make_console()
     if not hits:
         console.print("no results")
     for rank, hit in enumerate(hits, start=1):

@@ -43,12 +43,13 @@ def run(args: argparse.Namespace) -> int:
         engine = Engine(settings, context, saver)
         if engine.chunk_count() == 0:
             logging.getLogger(__name__).warning(engine.empty_index_message())
+        verbose = logging.getLogger("server").isEnabledFor(logging.DEBUG)
         config = uvicorn.Config(
             create_app(engine),
             host=settings.serve_host,
             port=settings.serve_port,
-            log_level="info" if logging.getLogger().isEnabledFor(logging.DEBUG) else "warning",
-            access_log=logging.getLogger().isEnabledFor(logging.INFO),
+            log_level="info" if verbose else "warning",
+            access_log=verbose,
         )
         server = uvicorn.Server(config)
         auth = "bearer token required" if settings.serve_token else "no auth (set AGENTIC_RAG_SERVE_TOKEN)"

@@ -26,7 +26,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from cli.ask import render_answer
-from cli.common import add_common
+from cli.common import add_common, make_console
 from graph.routing import MODES
 
 PROMPT = "» "
@@ -462,8 +462,8 @@ def run_session(args: argparse.Namespace) -> int:
 
     _utf8_streams()
     interactive = sys.stdin.isatty()
-    console = Console(highlight=False) if sys.stdout.isatty() else Console(highlight=False, soft_wrap=True)
-    errors = Console(stderr=True, highlight=False, soft_wrap=True)
+    console = make_console(highlight=False)
+    errors = make_console(stderr=True, highlight=False)
     try:
         settings = load_settings(
             index_dir=getattr(args, "index_dir", None),

@@ -10,11 +10,10 @@ import argparse
 from datetime import datetime
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from cli.common import add_common, print_json, settings_from
+from cli.common import add_common, make_console, print_json, settings_from
 from config import Settings
 
 ROLE_LABEL = {"user": "you", "assistant": "agent"}
@@ -81,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         return _dispatch(args, settings)
     except (ThreadNotFoundError, CheckpointerError) as exc:
-        Console(stderr=True).print(f"error: {escape(str(exc))}", highlight=False)
+        make_console(stderr=True).print(f"error: {escape(str(exc))}", highlight=False)
         return 1
 
 
@@ -89,7 +88,7 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     from memory.checkpointer import open_checkpointer
     from memory.threads import delete_thread, list_threads, parse_duration, prune_threads, show_thread
 
-    console = Console(highlight=False)
+    console = make_console(highlight=False)
     action = args.threads_action
     older_than = parse_duration(args.older_than) if action == "prune" else None
     with open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url) as saver:

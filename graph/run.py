@@ -3,6 +3,7 @@ the evaluation harness and embedding apps)."""
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from typing import Any
@@ -12,6 +13,8 @@ from pydantic import BaseModel, Field
 
 from graph.context import AgentContext
 from retrievers.types import Filters
+
+log = logging.getLogger(__name__)
 
 
 class AskResult(BaseModel):
@@ -110,4 +113,12 @@ def ask(
             latency_ms=round((time.perf_counter() - started) * 1000, 1),
             thread_id=thread_id,
         )
-    return result_from_state(question, state, started, thread_id)
+    result = result_from_state(question, state, started, thread_id)
+    log.info(
+        "answered in %.0f ms: mode %s, stop %s, %d model calls",
+        result.latency_ms,
+        result.mode,
+        result.stop_reason or "-",
+        result.model_calls,
+    )
+    return result

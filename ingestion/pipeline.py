@@ -8,6 +8,7 @@ version of it was indexed, that version is kept (bad input loses nothing).
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +29,8 @@ from retrievers.docstore import FileRecord
 from retrievers.index import IndexError_, read_generation, write_generation, write_lock
 from retrievers.tokenize import detect_language
 from retrievers.types import Chunk
+
+log = logging.getLogger(__name__)
 
 
 class FailedFile(BaseModel):
@@ -163,6 +166,7 @@ def ingest_paths(
                     keep_sources.add(source)
                     records[source] = old
                     report.unchanged.append(source)
+                    log.debug("unchanged %s", source)
                     continue
                 doc, chunks = load_chunks(path, max_bytes, split_config, semantic_embed, digest)
                 if not chunks:
@@ -170,6 +174,7 @@ def ingest_paths(
             except (LoaderError, OSError) as exc:
                 reason = getattr(exc, "reason", None) or str(exc)
                 report.failed.append(FailedFile(source=source, reason=reason))
+                log.info("failed %s: %s", source, reason)
                 if source in old_files:  # keep the last good version
                     keep_sources.add(source)
                     records[source] = old_files[source]
@@ -184,12 +189,14 @@ def ingest_paths(
                 ingested_at=time.time(),
             )
             (report.updated if source in old_files else report.added).append(source)
+            log.debug("%s %s (%d chunks)", "updated" if source in old_files else "added", source, len(chunks))
         scanned = {str(p) for p in files}
         for source in old_files:
             if source in keep_sources or source in records:
                 continue
             if _under(source, roots) and source not in scanned:
                 report.removed.append(source)
+                log.debug("removed %s (no longer on disk)", source)
             elif not _under(source, roots):  # outside this run's paths: untouched
                 keep_sources.add(source)
                 records[source] = old_files[source]
@@ -219,6 +226,17 @@ def ingest_paths(
             previous[0].close()
         report.chunks_total = counted.n
     report.seconds = round(time.perf_counter() - started, 2)
+    log.info(
+        "ingested into %s: %d added, %d updated, %d unchanged, %d removed, %d failed, %d chunks (%.1f s)",
+        folder,
+        len(report.added),
+        len(report.updated),
+        len(report.unchanged),
+        len(report.removed),
+        len(report.failed),
+        report.chunks_total,
+        report.seconds,
+    )
     return report
 
 

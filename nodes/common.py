@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -9,6 +10,8 @@ from langgraph.runtime import Runtime
 
 from graph.context import AgentContext, resolve_context
 from retrievers.types import Filters, ScoredChunk
+
+log = logging.getLogger(__name__)
 
 
 def ctx(runtime: Runtime | None) -> AgentContext:
@@ -54,4 +57,6 @@ def event(
     fallbacks = [f"{c.get('step')}: {c.get('error') or 'fallback'}" for c in calls if c.get("fallback")]
     if fallbacks:
         entry["fallbacks"] = fallbacks
+        log.info("%s fell back: %s", node, "; ".join(fallbacks))
+    log.debug("%s: %s %s (%.0f ms)", node, decision or "-", counts or "", entry["ms"])
     return entry

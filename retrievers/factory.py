@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +14,8 @@ from retrievers.index import Index, IndexError_, open_index
 from retrievers.keyword import KeywordRetriever
 from retrievers.multi_hop import MultiHopRetriever, TitleLinker
 from retrievers.vector import HydeRetriever, VectorRetriever
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -70,5 +74,15 @@ def build_retrievers(index: Index, settings: Settings, embedder: Embedder | None
 
 
 def open_retrievers(settings: Settings, index_dir: Path | None = None) -> RetrieverSet:
-    index = open_index(Path(index_dir or settings.index_dir), ef_search=settings.hnsw_ef_search)
-    return build_retrievers(index, settings)
+    started = time.perf_counter()
+    folder = Path(index_dir or settings.index_dir)
+    index = open_index(folder, ef_search=settings.hnsw_ef_search)
+    retrievers = build_retrievers(index, settings)
+    log.debug(
+        "opened index %s: %d chunks, embedder %s (%.0f ms)",
+        folder,
+        index.docstore.count(),
+        settings.embedder,
+        (time.perf_counter() - started) * 1000,
+    )
+    return retrievers

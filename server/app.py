@@ -187,7 +187,9 @@ def create_app(engine: Engine) -> FastAPI:
 
     @app.exception_handler(HTTPException)
     async def _http(_: Request, exc: HTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed", 413: "request_too_large"}.get(exc.status_code, "http_error")
+        code = {404: "not_found", 405: "method_not_allowed", 413: "request_too_large"}.get(
+            exc.status_code, "http_error"
+        )
         return error_response(exc.status_code, code, str(exc.detail))
 
     @app.exception_handler(Exception)

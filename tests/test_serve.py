@@ -283,7 +283,7 @@ def test_bearer_token_is_required_except_for_probes(guarded):
     assert wrong.status_code == 401 and wrong.json()["error"]["code"] == "invalid_api_key"
     with pytest.raises(openai.AuthenticationError):
         client(guarded, key="nope").models.list()
-    assert [m.id for m in client(guarded, key=TOKEN).models.list()][0] == "agentic-rag"
+    assert next(m.id for m in client(guarded, key=TOKEN).models.list()) == "agentic-rag"
 
 
 def test_request_size_limit(guarded):
