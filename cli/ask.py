@@ -41,10 +41,12 @@ def run(args: argparse.Namespace) -> int:
     from graph.run import ask
     from memory.checkpointer import open_checkpointer
     from memory.threads import cap_checkpoints
+    from retrievers.index import require_chunks
     from retrievers.types import Filters
 
     settings = settings_from(args, brain=args.brain)
     context = build_context(settings)
+    require_chunks(context.retrievers.index)
     saver_cm = (
         open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url)
         if args.thread

@@ -25,6 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from retrievers.factory import open_retrievers
+    from retrievers.index import require_chunks
     from retrievers.types import Filters
 
     settings = settings_from(args)
@@ -32,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.query.strip():
         raise ValueError("the query is empty")
     retrievers = open_retrievers(settings)
+    require_chunks(retrievers.index)
     hits = retrievers.by_name(args.mode).search(args.query, args.k, filters)
     if args.json:
         print_json(

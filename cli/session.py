@@ -496,8 +496,10 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
     from graph.builder import build_graph
     from graph.context import build_context
     from memory.checkpointer import open_checkpointer
+    from retrievers.index import require_chunks
 
     context = build_context(settings)
+    require_chunks(context.retrievers.index)
     with open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url) as saver:
         session = Session(
             app=build_graph(checkpointer=saver),

@@ -21,8 +21,9 @@ from tqdm import tqdm
 from config import Settings
 from ingestion.documents import LoadedDocument, TextPiece
 from ingestion.indexing import bm25_tokens, build_params, embed_in_batches, embedding_text, progress_interval
-from ingestion.loaders import LoaderError, iter_source_files, load_document
+from ingestion.loaders import LoaderError, load_document
 from ingestion.records import RECORD_SUFFIXES, load_records
+from ingestion.sources import scan_sources
 from ingestion.splitter import SplitConfig, split_document
 from providers.embeddings import Embedder
 from retrievers.docstore import FileRecord
@@ -46,6 +47,8 @@ class IngestReport(BaseModel):
     unchanged: list[str] = Field(default_factory=list)
     removed: list[str] = Field(default_factory=list)
     failed: list[FailedFile] = Field(default_factory=list)
+    unsupported: list[str] = Field(default_factory=list, description="files found with no loader, not read")
+    excluded: int = Field(default=0, description="files left out by the include/exclude globs")
     chunks_total: int = 0
     chunks_embedded: int = 0
     seconds: float = 0.0
@@ -117,7 +120,11 @@ def ingest_paths(
     index_dir: Path | None = None,
     rebuild: bool = False,
     progress: bool = True,
+    include: list[str] | None = None,
+    exclude: list[str] | None = None,
 ) -> IngestReport:
+    """Bring the index in line with ``paths``; ``include``/``exclude`` are globs on paths relative to the
+    folders given (or file names), e.g. ``*.md``, ``docs/**``, ``build``."""
     folder = Path(index_dir or settings.index_dir)
     started = time.perf_counter()
     report = IngestReport(index_dir=str(folder))
@@ -140,7 +147,14 @@ def ingest_paths(
                 f"{embedder.name!r}; re-ingest everything with --rebuild"
             )
         old_files = previous[0].files() if previous else {}
-        files = [p.resolve() for p in iter_source_files(roots)]
+        scan = scan_sources(roots, include or (), exclude or ())
+        files = [p.resolve() for p in scan.files]
+        report.unsupported = [str(p) for p in scan.unsupported]
+        report.excluded = len(scan.excluded)
+        # Files a filter left out are outside this run, like files outside its paths: kept as they are.
+        filtered_out = {str(p.resolve()) for p in scan.excluded}
+        for path in report.unsupported:
+            log.debug("unsupported %s", path)
         report.files_seen = len(files)
         keep_sources: set[str] = set()
         new_chunks: list[Chunk] = []
@@ -194,10 +208,10 @@ def ingest_paths(
         for source in old_files:
             if source in keep_sources or source in records:
                 continue
-            if _under(source, roots) and source not in scanned:
+            if _under(source, roots) and source not in scanned and source not in filtered_out:
                 report.removed.append(source)
                 log.debug("removed %s (no longer on disk)", source)
-            elif not _under(source, roots):  # outside this run's paths: untouched
+            elif not _under(source, roots) or source in filtered_out:  # outside this run: untouched
                 keep_sources.add(source)
                 records[source] = old_files[source]
         vectors = embed_in_batches(
@@ -227,13 +241,15 @@ def ingest_paths(
         report.chunks_total = counted.n
     report.seconds = round(time.perf_counter() - started, 2)
     log.info(
-        "ingested into %s: %d added, %d updated, %d unchanged, %d removed, %d failed, %d chunks (%.1f s)",
+        "ingested into %s: %d added, %d updated, %d unchanged, %d removed, %d failed, %d unsupported, "
+        "%d chunks (%.1f s)",
         folder,
         len(report.added),
         len(report.updated),
         len(report.unchanged),
         len(report.removed),
         len(report.failed),
+        len(report.unsupported),
         report.chunks_total,
         report.seconds,
     )
