@@ -14,10 +14,16 @@ from graph.routing import MODES
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ask", help="ask one question (answer with citations)")
-    p.add_argument("question")
+    p.add_argument("question", help="the question, in English or Chinese")
     p.add_argument("--mode", choices=MODES, help="retrieval mode (default: agentic)")
     p.add_argument("--thread", help="continue (or start) a conversation thread with this id")
-    p.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument(
+        "--filter",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="source=GLOB, language=zh, after=2024-01-01, before=..., or any metadata key; repeatable",
+    )
     p.add_argument("--brain", choices=["auto", "offline", "llm"], help="force the offline or LLM brain")
     add_common(p)
     p.set_defaults(handler=run)

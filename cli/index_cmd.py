@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from rich.table import Table
 
@@ -12,9 +14,19 @@ from cli.common import add_common, make_console, print_json, settings_from
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("index", help="inspect the index")
-    p.add_argument("action", choices=["stats"])
+    p.add_argument("action", choices=["stats"], help="stats: chunks, files, languages, sizes, build time")
     add_common(p)
     p.set_defaults(handler=run)
+
+
+def readable_times(stats: dict[str, Any]) -> dict[str, Any]:
+    """Epoch seconds under ``*_at`` keys as ISO 8601 local times with their UTC offset."""
+    return {
+        key: datetime.fromtimestamp(value).astimezone().isoformat(timespec="seconds")
+        if key.endswith("_at") and isinstance(value, int | float)
+        else value
+        for key, value in stats.items()
+    }
 
 
 def run(args: argparse.Namespace) -> int:
@@ -22,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
 
     settings = settings_from(args)
     index = open_index(Path(settings.index_dir))
-    stats = index.stats()
+    stats = readable_times(index.stats())
     index.close()
     if args.json:
         print_json(stats)

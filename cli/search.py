@@ -9,9 +9,14 @@ from cli.common import add_common, make_console, print_json, settings_from
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("search", help="search the index without the agent")
-    p.add_argument("query")
-    p.add_argument("--mode", choices=["vector", "keyword", "hybrid", "multi_hop"], default="hybrid")
-    p.add_argument("--k", type=int, default=10)
+    p.add_argument("query", help="what to look for (words, an identifier, a question)")
+    p.add_argument(
+        "--mode",
+        choices=["vector", "keyword", "hybrid", "multi_hop"],
+        default="hybrid",
+        help="which retriever (default: hybrid = vector + keyword fused with RRF)",
+    )
+    p.add_argument("--k", type=int, default=10, help="number of results (default 10)")
     p.add_argument(
         "--filter",
         action="append",

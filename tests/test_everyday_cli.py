@@ -171,3 +171,42 @@ def test_piped_output_is_never_hard_wrapped(index_dir, question):
     assert len(answer) > 80 and re.search(r"\[\d+\]", answer)
     assert not re.search(r"\[\d*$", answer)  # no marker cut at the end of the line
     assert all(not re.match(r"^\d*\]", line) for line in out.stdout.splitlines())
+
+
+# --- help, options, stats ----------------------------------------------------------------------------------
+
+
+def all_actions(parser, path="main"):
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from all_actions(sub, f"{path} {name}")
+        elif not isinstance(action, argparse._HelpAction):
+            yield path, action
+
+
+def test_every_option_and_argument_has_help_text():
+    from main import build_parser
+
+    missing = [
+        f"{path} {a.option_strings or a.dest}" for path, a in all_actions(build_parser()) if not a.help
+    ]
+    assert missing == []
+
+
+@pytest.mark.parametrize(
+    "action", [["list"], ["show", "abc"], ["delete", "abc"], ["prune", "--older-than", "1d"]]
+)
+def test_threads_commands_take_no_index_or_embedder_options(action, tmp_path):
+    out = cli("threads", *action, "--index", str(tmp_path))
+    assert out.returncode == 2 and "unrecognized arguments: --index" in out.stderr
+
+
+def test_index_stats_shows_iso_times(index_dir):
+    out = cli("index", "stats", "--index", str(index_dir), "--json")
+    created = json.loads(out.stdout)["created_at"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d", created)
+    table = cli("index", "stats", "--index", str(index_dir))
+    assert created in table.stdout
