@@ -135,6 +135,8 @@ class Settings(BaseSettings):
 
 
 log = logging.getLogger(__name__)
+# AGENTIC_RAG_* variables read outside Settings (so not "unknown"): the evaluation sets' folder.
+OTHER_ENV_NAMES = ("AGENTIC_RAG_DATA_DIR",)
 SECRET_FIELDS = frozenset({"openai_api_key", "serve_token", "postgres_url"})
 _warned: set[str] = set()
 
@@ -149,9 +151,8 @@ def env_names(field: str) -> list[str]:
 
 def unknown_env_names(environ: Mapping[str, str]) -> list[tuple[str, str | None]]:
     """``AGENTIC_RAG_*`` variables that set nothing, each with the closest valid name (or None)."""
-    valid = [
-        name for field in Settings.model_fields for name in env_names(field) if name.startswith(ENV_PREFIX)
-    ]
+    valid = [n for field in Settings.model_fields for n in env_names(field) if n.startswith(ENV_PREFIX)]
+    valid += OTHER_ENV_NAMES
     unknown = []
     for name in sorted(environ):
         if name.upper().startswith(ENV_PREFIX) and name.upper() not in valid:

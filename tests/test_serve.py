@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -314,3 +315,14 @@ def test_empty_index_says_run_ingest_everywhere(guarded):
             model="agentic-rag", messages=[{"role": "user", "content": "what is HNSW?"}]
         )
     assert "the index is empty: run ingest" in str(chat.value)
+
+
+def test_the_readme_curl_example_gets_a_cited_answer(server):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    curl = next(block for block in re.findall(r"```bash\n(.*?)```", readme, re.S) if "curl" in block)
+    assert "/v1/chat/completions" in curl
+    body = json.loads(re.search(r"-d '(.*?)'", curl, re.S).group(1))
+    reply = httpx.post(server.url + "/v1/chat/completions", json=body, timeout=60)
+    assert reply.status_code == 200
+    content = reply.json()["choices"][0]["message"]["content"]
+    assert "Sources:" in content and "hybrid_en.md" in content
