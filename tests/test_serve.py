@@ -57,8 +57,8 @@ class Server:
             AGENTIC_RAG_EMBEDDER="use-multilingual",
             AGENTIC_RAG_RERANKER="lexical",
             AGENTIC_RAG_BRAIN="offline",
-            **env,
         )
+        full_env.update(env)
         self.log = tmp / "server.log"
         self.proc = subprocess.Popen(
             [sys.executable, str(ROOT / "main.py"), "serve", "--port", str(self.port)],
@@ -326,3 +326,74 @@ def test_the_readme_curl_example_gets_a_cited_answer(server):
     assert reply.status_code == 200
     content = reply.json()["choices"][0]["message"]["content"]
     assert "Sources:" in content and "hybrid_en.md" in content
+
+
+def test_concurrent_requests_share_one_engine_and_one_thread_takes_turns(server):
+    from concurrent.futures import ThreadPoolExecutor
+
+    questions = [
+        "What is the fusion constant k?",
+        "HNSW 索引的性能问题怎么解决？",
+        "What does BM25 use for b?",
+    ]
+
+    def ask(n: int) -> httpx.Response:
+        body = {"question": questions[n % 3], "mode": "hybrid"}
+        if n < 3:
+            body["thread_id"] = "shared-thread"  # three turns on one conversation at once
+        return httpx.post(server.url + "/v1/ask", json=body, timeout=120)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        replies = list(pool.map(ask, range(8)))
+    assert [r.status_code for r in replies] == [200] * 8
+    assert all(r.json()["citations"] for r in replies)
+    turns = httpx.get(server.url + "/v1/threads/shared-thread").json()["turns"]
+    assert [role for role, _ in turns] == ["user", "assistant"] * 3
+
+
+# --- with a language model: answer tokens stream as the model writes them --------------------------------
+
+
+@pytest.fixture(scope="module")
+def llm_server(index_dir, tmp_path_factory) -> Iterator[Server]:
+    from tests.openai_server import ScriptedOpenAIServer, plausible_reply
+
+    model = ScriptedOpenAIServer(responder=plausible_reply).start()
+    srv = Server(
+        index_dir,
+        tmp_path_factory.mktemp("serve_llm"),
+        AGENTIC_RAG_BRAIN="llm",
+        OPENAI_BASE_URL=model.base_url,
+        OPENAI_API_KEY="sk-test-dummy",
+    )
+    yield srv
+    srv.stop()
+    model.stop()
+
+
+def test_llm_answer_tokens_stream_live(llm_server):
+    with httpx.stream(
+        "POST",
+        llm_server.url + "/v1/ask",
+        json={"question": "What is the fusion constant k?", "mode": "hybrid", "stream": True},
+        timeout=120,
+    ) as response:
+        events = sse_events(response)
+    tokens = [data["text"] for name, data in events if name == "token"]
+    answer = events[-1][1]
+    assert events[-1][0] == "answer" and answer["citations"]
+    assert len(tokens) > 3  # the scripted model streams four characters at a time
+    assert "".join(tokens) == answer["answer"]
+    first_token = next(i for i, (name, _) in enumerate(events) if name == "token")
+    generate_done = next(
+        i for i, (name, data) in enumerate(events) if name == "step" and data["node"] == "generate"
+    )
+    assert first_token < generate_done  # sent while the model was still writing
+
+    stream = client(llm_server).chat.completions.create(
+        model="agentic-rag-hybrid",
+        messages=[{"role": "user", "content": "What is the fusion constant k?"}],
+        stream=True,
+    )
+    pieces = [c.choices[0].delta.content for c in stream if c.choices and c.choices[0].delta.content]
+    assert len(pieces) > 3 and "Sources:" in "".join(pieces)
