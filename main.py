@@ -26,10 +26,13 @@ PROJECT_LOGGERS = (
     "memory",
     "ingestion",
     "evaluators",
+    "core",
 )
 LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
 
-COMMANDS = ["ingest", "search", "index_cmd", "ask", "eval_cmd", "threads", "session", "serve", "config_cmd"]
+COMMANDS = [
+    "ingest", "search", "index_cmd", "ask", "eval_cmd", "threads", "doctor", "session", "serve", "config_cmd"
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

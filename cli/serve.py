@@ -24,8 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from graph.context import build_context
     from memory.checkpointer import open_checkpointer
+    from nodes.context import build_context
+    from nodes.state import CHECKPOINT_TYPES
     from server.app import create_app
     from server.engine import Engine
 
@@ -39,7 +40,9 @@ def run(args: argparse.Namespace) -> int:
     # Indexes, models and the checkpointer are opened here, once, so a broken setup fails with one
     # clear line before the server starts listening.
     context = build_context(settings)
-    with open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url) as saver:
+    with open_checkpointer(
+        sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url, allowed_types=CHECKPOINT_TYPES
+    ) as saver:
         engine = Engine(settings, context, saver)
         if engine.chunk_count() == 0:
             logging.getLogger(__name__).warning(engine.empty_index_message())

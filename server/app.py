@@ -22,9 +22,9 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from core.chunks import Filters
 from graph.run import AskResult
 from retrievers.index import IndexEmptyError
-from retrievers.types import Filters
 from server.engine import Engine
 from server.schemas import AskRequest, AskResponse, ChatMessage, ChatRequest, mode_for_model, model_ids
 
@@ -120,7 +120,8 @@ def _checked(result: AskResult) -> AskResult:
 
 def ask_response(result: AskResult) -> dict[str, Any]:
     fields = AskResponse.model_fields
-    return AskResponse(**{k: v for k, v in result.model_dump().items() if k in fields}).model_dump()
+    data = result.model_dump(mode="json")
+    return AskResponse(**{k: v for k, v in data.items() if k in fields}).model_dump()
 
 
 def sse(event: str | None, data: Any) -> bytes:
@@ -141,8 +142,8 @@ def cited_text(result: AskResult) -> str:
         return result.answer
     lines = [result.answer, "", "Sources:"]
     for cite in result.citations:
-        heading = f" — {cite['heading']}" if cite.get("heading") else ""
-        lines.append(f"[{cite['number']}] {cite['source']}{heading}")
+        heading = f" — {cite.heading}" if cite.heading else ""
+        lines.append(f"[{cite.number}] {cite.source}{heading}")
     return "\n".join(lines)
 
 
@@ -304,7 +305,7 @@ def create_app(engine: Engine) -> FastAPI:
                 }
             ],
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-            "citations": result.citations,
+            "citations": [cite.model_dump() for cite in result.citations],
         }
 
     async def _chat_chunks(
@@ -332,7 +333,7 @@ def create_app(engine: Engine) -> FastAPI:
                     sources = cited_text(result)[len(result.answer) :]
                     if sources:
                         yield chunk({"content": sources})
-                    yield chunk({}, "stop", citations=result.citations)
+                    yield chunk({}, "stop", citations=[cite.model_dump() for cite in result.citations])
                 elif event.kind == "error":
                     yield sse(None, _exception_body(event.data)[1])
         except ApiError as exc:

@@ -23,14 +23,14 @@ from langchain_core.messages import AnyMessage
 from langgraph.errors import GraphRecursionError
 
 from config import Settings
-from graph.run import AskResult, build_input, result_from_state, run_config
+from core.chunks import Filters
+from graph.run import AskResult, build_input, question_budget_for, result_from_state, run_config
 from retrievers.index import empty_index_message, require_chunks
-from retrievers.types import Filters
 
 log = logging.getLogger(__name__)
 
 # Trace entries sent to streaming clients keep these keys (the rest is internal detail).
-STEP_KEYS = ("node", "decision", "counts", "ms", "model_calls", "fallbacks")
+STEP_KEYS = ("node", "decision", "detail", "query", "counts", "ms", "model_calls", "fallback_reason")
 
 
 @dataclass
@@ -85,10 +85,10 @@ class Engine:
     # -- readiness ------------------------------------------------------------------------------
 
     def chunk_count(self) -> int:
-        return self.context.retrievers.index.docstore.count()
+        return self.context.retrievers.index.count()
 
     def empty_index_message(self) -> str:
-        return empty_index_message(self.context.retrievers.index.folder)
+        return empty_index_message(self.context.retrievers.index.location)
 
     def require_documents(self) -> None:
         require_chunks(self.context.retrievers.index)
@@ -185,38 +185,51 @@ class Engine:
     ) -> AskResult:
         """One graph run in a worker thread, reporting steps and tokens through ``emit``."""
         from memory.threads import cap_checkpoints
+        from providers.brain.budget import question_budget
 
         started = time.perf_counter()
+        budget = question_budget_for(self.context)
         app = self.threaded_app if thread_id else self.stateless_app
         config = run_config(self.context, thread_id)
         state: dict[str, Any] = {}
         streamed = ""
         live_tokens = tokens and not self.settings.remove_unsupported  # verify may still cut sentences
         try:
-            for stream_mode, chunk in app.stream(
-                payload, config=config, context=self.context, stream_mode=["updates", "messages", "values"]
-            ):
-                if cancelled.is_set():
-                    log.info("run cancelled by the client")
-                    break
-                if stream_mode == "values":
-                    state = chunk
-                elif stream_mode == "updates":
-                    for step in steps_of(chunk):
-                        emit(Event("step", step))
-                elif live_tokens:
-                    message, meta = chunk
-                    text = getattr(message, "text", "") if meta.get("langgraph_node") == "generate" else ""
-                    if text:
-                        streamed += text
-                        emit(Event("token", text))
+            with question_budget(budget):
+                for stream_mode, chunk in app.stream(
+                    payload,
+                    config=config,
+                    context=self.context,
+                    stream_mode=["updates", "messages", "values"],
+                ):
+                    if cancelled.is_set():
+                        log.info("run cancelled by the client")
+                        break
+                    if stream_mode == "values":
+                        state = chunk
+                    elif stream_mode == "updates":
+                        for step in steps_of(chunk):
+                            emit(Event("step", step))
+                    elif live_tokens:
+                        message, meta = chunk
+                        text = (
+                            getattr(message, "text", "") if meta.get("langgraph_node") == "generate" else ""
+                        )
+                        if text:
+                            streamed += text
+                            emit(Event("token", text))
         except GraphRecursionError:
             limit = self.settings.recursion_limit
             error = f"stopped after {limit} steps (AGENTIC_RAG_RECURSION_LIMIT) without an answer"
             return AskResult(
-                question=question, mode=mode or self.settings.mode, stop_reason="recursion_limit", error=error
+                question=question,
+                mode=mode or self.settings.mode,
+                stop_reason="recursion_limit",
+                error=error,
+                warnings=budget.warnings,
             )
         result = result_from_state(question, state, started, thread_id)
+        result.warnings = budget.warnings
         if tokens and not streamed and result.answer:
             emit(Event("token", result.answer))
         if thread_id:
@@ -233,7 +246,7 @@ def steps_of(update: dict[str, Any]) -> list[dict[str, Any]]:
             continue
         for entry in node_update.get("trace") or []:
             if hasattr(entry, "model_dump"):
-                entry = entry.model_dump()
+                entry = entry.model_dump(mode="json")
             if isinstance(entry, dict) and "node" in entry:
                 steps.append({key: entry[key] for key in STEP_KEYS if key in entry})
     return steps

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from graph.routing import MODES
+from nodes.policy import MODES
 
 Mode = Literal["naive", "keyword", "hybrid", "hybrid_rerank", "self_query", "agentic"]
 assert set(Mode.__args__) == set(MODES)  # type: ignore[attr-defined]
