@@ -31,7 +31,16 @@ PROJECT_LOGGERS = (
 LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
 
 COMMANDS = [
-    "ingest", "search", "index_cmd", "ask", "eval_cmd", "threads", "doctor", "session", "serve", "config_cmd"
+    "ingest",
+    "search",
+    "index_cmd",
+    "ask",
+    "eval_cmd",
+    "threads",
+    "doctor",
+    "session",
+    "serve",
+    "config_cmd",
 ]
 
 

@@ -254,7 +254,12 @@ def ingest_paths(
                 vector_rows.extend(range(row, row + count))
                 records[outcome.source] = outcome.record
                 (report.updated if outcome.source in old_files else report.added).append(outcome.source)
-                log.debug("%s %s (%d chunks)", "updated" if outcome.source in old_files else "added", outcome.source, count)
+                log.debug(
+                    "%s %s (%d chunks)",
+                    "updated" if outcome.source in old_files else "added",
+                    outcome.source,
+                    count,
+                )
             row += count
         scanned = {str(p) for p in files}
         for source in old_files:
