@@ -4,7 +4,9 @@ Each question streams the agent's steps as they happen, then the answer with num
 Conversations are checkpointed per thread, so follow-ups use the history and the last conversation
 resumes after a restart. Ctrl-C cancels the running question (the thread is rolled back to before it),
 never the session. With stdin not a terminal it reads one question per line, answers each in plain
-text and exits at end of input, so it can be scripted.
+text and exits at end of input, so it can be scripted; such a run starts a new thread (unless
+``--thread`` names one) and leaves the remembered one alone, so one-shot questions are never read in the
+light of an old conversation. The remembered thread is kept per index.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import hashlib
 import queue
 import sys
 import threading
@@ -27,7 +30,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from cli.ask import render_answer
-from cli.common import add_common
+from cli.common import add_common, make_console
 from core.trace import Decision, TraceEvent
 from nodes.policy import MODES
 
@@ -49,7 +52,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("session", help="interactive session (the default without a command)")
     p.add_argument("--mode", choices=MODES, help="retrieval mode to start with (default: agentic)")
     p.add_argument("--thread", help="continue (or start) this conversation thread")
-    p.add_argument("--new", action="store_true", help="start a new thread instead of resuming the last one")
+    p.add_argument(
+        "--new",
+        action="store_true",
+        help="start a new thread instead of resuming the last one (piped input always starts one)",
+    )
     p.add_argument("--brain", choices=["auto", "offline", "llm"], help="force the offline or LLM brain")
     add_common(p, json_flag=False)
     p.set_defaults(handler=run_session)
@@ -169,10 +176,12 @@ def new_thread_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def last_thread_file(checkpoint_db: Path) -> Path:
-    """Where the last conversation's id is kept: beside the checkpoint database it belongs to."""
+def last_thread_file(checkpoint_db: Path, index_dir: Path) -> Path:
+    """Where the last conversation over one index is kept: beside the checkpoint database it belongs to,
+    one file per index (a conversation about one document set means little over another)."""
     path = Path(checkpoint_db)
-    return path.with_name(path.name + ".last-thread")
+    key = hashlib.sha1(str(Path(index_dir).resolve()).encode()).hexdigest()[:12]
+    return path.with_name(f"{path.name}.last-thread-{key}")
 
 
 @dataclass
@@ -194,6 +203,8 @@ class Session:
         return self.saver.get_tuple({"configurable": {"thread_id": thread_id}}) is not None
 
     def remember(self) -> None:
+        if not self.interactive:
+            return  # scripted runs do not move where the next interactive session resumes
         try:
             self.state_file.parent.mkdir(parents=True, exist_ok=True)
             self.state_file.write_text(self.thread_id + "\n", encoding="utf-8")
@@ -504,8 +515,8 @@ def run_session(args: argparse.Namespace) -> int:
 
     _utf8_streams()
     interactive = sys.stdin.isatty()
-    console = Console(highlight=False) if sys.stdout.isatty() else Console(highlight=False, soft_wrap=True)
-    errors = Console(stderr=True, highlight=False, soft_wrap=True)
+    console = make_console(highlight=False)
+    errors = make_console(stderr=True, highlight=False)
     try:
         settings = load_settings(
             index_dir=getattr(args, "index_dir", None),
@@ -542,8 +553,10 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
     from nodes.context import build_context
     from nodes.state import CHECKPOINT_TYPES
     from providers.brain import offline_brain
+    from retrievers.index import require_chunks
 
     context = build_context(settings)
+    require_chunks(context.retrievers.index)
     problem = endpoint_problem(settings)
     if problem:
         # Once per session, not once per question: the offline brain answers until the next start.
@@ -561,13 +574,13 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
             context=context,
             saver=saver,
             console=console,
-            state_file=last_thread_file(settings.checkpoint_db),
+            state_file=last_thread_file(settings.checkpoint_db, settings.index_dir),
             mode=getattr(args, "mode", None) or settings.mode,
             interactive=interactive,
         )
-        resumed = (
-            None if getattr(args, "new", False) else getattr(args, "thread", None) or session.saved_thread()
-        )
+        resumed = getattr(args, "thread", None)
+        if not resumed and interactive and not getattr(args, "new", False):
+            resumed = session.saved_thread()
         if resumed:
             session.thread_id = resumed
             session.load_last()
