@@ -64,7 +64,7 @@ def make_context(settings, embedder):
         return AgentContext(
             settings=current,
             retrievers=build_retrievers(index, current, embedder),
-            brain=brain or offline_brain(),
+            brain=brain or offline_brain(embedder=embedder),
             reranker=None,
         )
 
