@@ -244,6 +244,56 @@ def _zh_referring(question: str) -> tuple[int, int, str] | None:
     return None
 
 
+_TAKES_A_PRONOUN = frozenset(
+    [
+        "about",
+        "fix",
+        "solve",
+        "solved",
+        "handle",
+        "use",
+        "change",
+        "changed",
+        "explain",
+        "avoid",
+        "prevent",
+        "cause",
+        "mean",
+        "like",
+        "than",
+        "with",
+        "for",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "from",
+        "into",
+        "and",
+        "or",
+        "is",
+        "was",
+        "are",
+        "were",
+        "be",
+        "does",
+        "do",
+        "did",
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "how",
+        "why",
+        "what",
+        "when",
+        "where",
+    ]
+)
+
+
 def _describes(following: list[str]) -> bool:
     """A relative clause "让检索变慢的东西": 的 followed by the noun it describes."""
     for j, token in enumerate(following[:-1]):
@@ -263,6 +313,9 @@ def _en_referring(question: str) -> re.Match[str] | None:
         return None
     for match in _EN_REFERRING.finditer(question):
         word = match.group(0).lower()
+        before = question[: match.start()].split()
+        if word == "that" and before and before[-1].lower() not in _TAKES_A_PRONOUN:
+            continue  # "the film that was shot ...": a relative clause, not a reference
         if word in ("this", "that", "these", "those"):
             nxt = question[match.end() :].lstrip()
             # "this setting" names its noun; keep it only when the noun is generic ("this one")
