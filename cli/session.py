@@ -4,13 +4,17 @@ Each question streams the agent's steps as they happen, then the answer with num
 Conversations are checkpointed per thread, so follow-ups use the history and the last conversation
 resumes after a restart. Ctrl-C cancels the running question (the thread is rolled back to before it),
 never the session. With stdin not a terminal it reads one question per line, answers each in plain
-text and exits at end of input, so it can be scripted.
+text and exits at end of input, so it can be scripted; such a run starts a new thread (unless
+``--thread`` names one) and leaves the remembered one alone, so one-shot questions are never read in the
+light of an old conversation. The remembered thread is kept per index.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
+import hashlib
 import queue
 import sys
 import threading
@@ -26,7 +30,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from cli.ask import render_answer
-from cli.common import add_common
+from cli.common import add_common, make_console
 from core.trace import Decision, TraceEvent
 from nodes.policy import MODES
 
@@ -48,7 +52,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("session", help="interactive session (the default without a command)")
     p.add_argument("--mode", choices=MODES, help="retrieval mode to start with (default: agentic)")
     p.add_argument("--thread", help="continue (or start) this conversation thread")
-    p.add_argument("--new", action="store_true", help="start a new thread instead of resuming the last one")
+    p.add_argument(
+        "--new",
+        action="store_true",
+        help="start a new thread instead of resuming the last one (piped input always starts one)",
+    )
     p.add_argument("--brain", choices=["auto", "offline", "llm"], help="force the offline or LLM brain")
     add_common(p, json_flag=False)
     p.set_defaults(handler=run_session)
@@ -102,6 +110,14 @@ def step_labels(update: dict[str, Any]) -> list[str]:
     return labels
 
 
+def answer_token(message: tuple[Any, dict[str, Any]]) -> str:
+    """The text of one streamed model token, when it belongs to the answer the generate node writes."""
+    chunk, metadata = message
+    if metadata.get("langgraph_node") != "generate":
+        return ""
+    return getattr(chunk, "text", "") or ""
+
+
 # --- one run in a worker thread -----------------------------------------------------------------------
 
 
@@ -111,7 +127,7 @@ class _Run:
     Cancelling stops the run at the next step boundary, where the checkpoint is consistent.
     """
 
-    def __init__(self, stream: Callable[[], Iterator[dict[str, Any]]]) -> None:
+    def __init__(self, stream: Callable[[], Iterator[Any]]) -> None:
         self._stream = stream
         self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
         self.cancelled = threading.Event()
@@ -132,7 +148,7 @@ class _Run:
                 iterator.close()  # type: ignore[attr-defined]
             self.events.put(("done", None))
 
-    def updates(self) -> Iterator[dict[str, Any]]:
+    def updates(self) -> Iterator[Any]:
         """Yield updates until the run ends; re-raise the run's exception in the caller's thread."""
         while True:
             try:
@@ -160,10 +176,12 @@ def new_thread_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def last_thread_file(checkpoint_db: Path) -> Path:
-    """Where the last conversation's id is kept: beside the checkpoint database it belongs to."""
+def last_thread_file(checkpoint_db: Path, index_dir: Path) -> Path:
+    """Where the last conversation over one index is kept: beside the checkpoint database it belongs to,
+    one file per index (a conversation about one document set means little over another)."""
     path = Path(checkpoint_db)
-    return path.with_name(path.name + ".last-thread")
+    key = hashlib.sha1(str(Path(index_dir).resolve()).encode()).hexdigest()[:12]
+    return path.with_name(f"{path.name}.last-thread-{key}")
 
 
 @dataclass
@@ -177,6 +195,7 @@ class Session:
     interactive: bool
     thread_id: str = field(default_factory=new_thread_id)
     last: Any = None  # AskResult of the latest answer on this thread
+    warn: Console = field(default_factory=lambda: Console(stderr=True, highlight=False, soft_wrap=True))
 
     # -- threads --
 
@@ -184,6 +203,8 @@ class Session:
         return self.saver.get_tuple({"configurable": {"thread_id": thread_id}}) is not None
 
     def remember(self) -> None:
+        if not self.interactive:
+            return  # scripted runs do not move where the next interactive session resumes
         try:
             self.state_file.parent.mkdir(parents=True, exist_ok=True)
             self.state_file.write_text(self.thread_id + "\n", encoding="utf-8")
@@ -217,25 +238,45 @@ class Session:
     def ask(self, question: str) -> None:
         from langgraph.errors import GraphRecursionError
 
-        from graph.run import build_input, result_from_state, run_config
-        from memory.threads import cap_checkpoints
+        from graph.run import build_input, question_budget_for, result_from_state, run_config
+        from providers.brain.budget import question_budget
 
         settings = self.context.settings
         config = run_config(self.context, self.thread_id)
         before = self.app.get_state(config)
         started = time.perf_counter()
-        run = _Run(
-            lambda: self.app.stream(
-                build_input(question, self.mode, None),
-                config=config,
-                context=self.context,
-                stream_mode="updates",
-            )
-        )
+        budget = question_budget_for(self.context)
+
+        def stream() -> Iterator[tuple[str, Any]]:
+            with question_budget(budget):
+                yield from self.app.stream(
+                    build_input(question, self.mode, None),
+                    config=config,
+                    context=self.context,
+                    stream_mode=["updates", "messages", "values"],
+                )
+
+        run = _Run(stream)
         printed = 0
+        streamed = ""
+        final: dict[str, Any] = {}
         try:
-            for update in run.updates():
-                for label in step_labels(update):
+            for mode, payload in run.updates():
+                if mode == "values":
+                    final = payload  # the full state (checkpoints keep only the conversation)
+                    continue
+                if mode == "messages":
+                    token = answer_token(payload)
+                    if token:
+                        if not streamed:
+                            self._end_progress(printed)
+                            printed = 0
+                        self.console.print(escape(token), end="", soft_wrap=True, highlight=False)
+                        streamed += token
+                    continue
+                for label in step_labels(payload):
+                    if streamed and printed == 0:
+                        self.console.print()  # the streamed answer ends; progress goes on below it
                     sep = "  " if printed == 0 else " -> "
                     self.console.print(f"[dim]{sep}{escape(label)}[/]", end="", soft_wrap=True)
                     printed += 1
@@ -254,11 +295,13 @@ class Session:
             self.console.print(f"[red]error: {escape(str(exc) or type(exc).__name__)}[/]")
             return
         self._end_progress(printed)
-        state = self.app.get_state(config).values
+        for warning in budget.warnings:
+            self.warn.print(f"warning: {escape(warning)}")
+        state = final or self.app.get_state(config).values
         self.last = result_from_state(question, state, started, self.thread_id)
-        cap_checkpoints(self.saver, self.thread_id, settings.max_checkpoints_per_thread)
+        self.last.warnings = budget.warnings
         self.remember()
-        render_answer(self.console, self.last)
+        render_answer(self.console, self.last, streamed=streamed)
 
     def _end_progress(self, printed: int) -> None:
         if printed:
@@ -356,8 +399,16 @@ class Session:
             self.console.print(
                 f"[bold][{passage.number}][/] {escape(passage.source + heading)}{mark}", highlight=False
             )
-            self.console.print(escape(passage.text.strip()), highlight=False)
+            self.console.print(escape(self.passage_text(passage).strip()), highlight=False)
             self.console.print()
+
+    def passage_text(self, passage: Any) -> str:
+        """The passage's text; a conversation resumed from a checkpoint has only its id, so the index has it."""
+        if passage.text:
+            return passage.text
+        docstore = self.context.retrievers.index.docstore
+        found = docstore.get(docstore.positions_of([passage.chunk_id]).values())
+        return next(iter(found.values())).text if found else "(no longer in the index)"
 
     def cmd_trace(self, _: str) -> None:
         if self.last is None or not self.last.trace:
@@ -464,8 +515,8 @@ def run_session(args: argparse.Namespace) -> int:
 
     _utf8_streams()
     interactive = sys.stdin.isatty()
-    console = Console(highlight=False) if sys.stdout.isatty() else Console(highlight=False, soft_wrap=True)
-    errors = Console(stderr=True, highlight=False, soft_wrap=True)
+    console = make_console(highlight=False)
+    errors = make_console(stderr=True, highlight=False)
     try:
         settings = load_settings(
             index_dir=getattr(args, "index_dir", None),
@@ -500,21 +551,36 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
     from graph.builder import build_graph
     from memory.checkpointer import open_checkpointer
     from nodes.context import build_context
+    from nodes.state import CHECKPOINT_TYPES
+    from providers.brain import offline_brain
+    from retrievers.index import require_chunks
 
     context = build_context(settings)
-    with open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url) as saver:
+    require_chunks(context.retrievers.index)
+    problem = endpoint_problem(settings)
+    if problem:
+        # Once per session, not once per question: the offline brain answers until the next start.
+        Console(stderr=True, highlight=False, soft_wrap=True).print(
+            f"warning: {escape(problem)}; this session uses the offline brain"
+        )
+        context = dataclasses.replace(context, brain=offline_brain(settings.sufficiency_threshold))
+    with open_checkpointer(
+        sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url, allowed_types=CHECKPOINT_TYPES
+    ) as saver:
         session = Session(
-            app=build_graph(checkpointer=saver),
+            app=build_graph(
+                checkpointer=saver, max_checkpoints_per_thread=settings.max_checkpoints_per_thread
+            ),
             context=context,
             saver=saver,
             console=console,
-            state_file=last_thread_file(settings.checkpoint_db),
+            state_file=last_thread_file(settings.checkpoint_db, settings.index_dir),
             mode=getattr(args, "mode", None) or settings.mode,
             interactive=interactive,
         )
-        resumed = (
-            None if getattr(args, "new", False) else getattr(args, "thread", None) or session.saved_thread()
-        )
+        resumed = getattr(args, "thread", None)
+        if not resumed and interactive and not getattr(args, "new", False):
+            resumed = session.saved_thread()
         if resumed:
             session.thread_id = resumed
             session.load_last()
@@ -530,6 +596,15 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
                     return 130
                 console.print("\ninterrupted")
     return 0
+
+
+def endpoint_problem(settings: Any) -> str:
+    """What is wrong with the configured LLM endpoint ("" when none is configured or it is usable)."""
+    if not settings.llm_configured:
+        return ""
+    from providers.endpoint import check_endpoint
+
+    return check_endpoint(settings.openai_base_url, settings.openai_api_key, settings.llm_model).problem
 
 
 def _banner(session: Session, settings: Any, resumed: str | None) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from config import Settings
 from evaluators.datasets import Dataset, EvalQuery
 from evaluators.harness import QueryResult, RunMode
+from evaluators.metrics import retrievals_in_trace
 from evaluators.modes import prepare_index
 from graph.builder import build_graph
 from graph.run import ask
@@ -33,6 +34,7 @@ def mode_runner(app, context: AgentContext, mode: str) -> RunMode:
             cited_texts=cited_texts,
             insufficient=result.insufficient,
             model_calls=result.model_calls,
+            retrievals=retrievals_in_trace(result.trace),
             latency_ms=result.latency_ms,
             trace=result.trace_line(),
         )

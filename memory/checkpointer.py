@@ -7,6 +7,7 @@ closes the connection, so callers never touch driver details.
 
 from __future__ import annotations
 
+import copy
 import re
 import sqlite3
 import time
@@ -56,6 +57,20 @@ def _serializer(allowed_types: Iterable[type]) -> JsonPlusSerializer | None:
     """
     modules = sorted({(t.__module__, t.__name__) for t in allowed_types})
     return JsonPlusSerializer(allowed_msgpack_modules=modules) if modules else None
+
+
+def loading(saver: BaseCheckpointSaver, allowed_types: Iterable[type]) -> BaseCheckpointSaver:
+    """A shallow copy of ``saver`` that loads exactly ``allowed_types`` besides LangGraph's own, quietly.
+
+    A saver built with LangGraph's default serializer loads any class with a warning (and ignores the
+    allowlist a compiled graph derives from its state); a saver with another serializer is kept as is.
+    """
+    serde = _serializer(allowed_types)
+    if serde is None or type(saver.serde) is not JsonPlusSerializer:
+        return saver
+    clone = copy.copy(saver)
+    clone.serde = serde
+    return clone
 
 
 def _connect_sqlite(path: Path) -> sqlite3.Connection:

@@ -41,7 +41,10 @@ def build_context(settings: Settings | None = None, *, index_dir: Path | None = 
         blend=settings.rerank_blend,
     )
     return AgentContext(
-        settings=settings, retrievers=retrievers, brain=make_brain(settings), reranker=reranker
+        settings=settings,
+        retrievers=retrievers,
+        brain=make_brain(settings, retrievers.embedder),
+        reranker=reranker,
     )
 
 

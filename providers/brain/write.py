@@ -8,17 +8,20 @@ from core.schemas import DraftAnswer, Passage
 from providers import prompts
 from providers.brain.chat import THINK_RE, Chat, messages
 from providers.brain.errors import ModelGaveUp
-from providers.offline_brain.extractive import extractive_answer
+from providers.offline_brain.answer import extractive_answer
+from providers.offline_brain.meaning import Meaning
 
 
 class OfflineWriter:
-    """An extractive answer (providers/offline_brain/extractive.py); ``threshold`` is the coverage needed."""
+    """An extractive answer of chosen sentences (providers/offline_brain/answer.py); ``threshold`` is the
+    key-term coverage that counts as a lexical match."""
 
-    def __init__(self, threshold: float = 0.5) -> None:
+    def __init__(self, threshold: float = 0.5, meaning: Meaning | None = None) -> None:
         self.threshold = threshold
+        self.meaning = meaning
 
     def __call__(self, question: str, passages: list[Passage]) -> DraftAnswer:
-        return extractive_answer(question, passages, threshold=self.threshold)
+        return extractive_answer(question, passages, threshold=self.threshold, meaning=self.meaning)
 
 
 class LLMWriter:
