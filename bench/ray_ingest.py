@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from config import load_settings  # noqa: E402
-from ingestion.loaders import iter_source_files  # noqa: E402
 from ingestion.pipeline import file_sha256, local_processor  # noqa: E402
+from ingestion.sources import scan_sources  # noqa: E402
 from retrievers.factory import embedder_for  # noqa: E402
 
 
@@ -36,7 +36,7 @@ def main() -> int:
     parser.add_argument("--workers", default="1,2")
     args = parser.parse_args()
     settings = load_settings(reranker="none")
-    files = [p for p in iter_source_files([args.path.resolve()])]
+    files = [p.resolve() for p in scan_sources([args.path.resolve()]).files]
     items = [(p, file_sha256(p)) for p in files]
     print(f"{len(files)} files; load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     embedder = embedder_for(settings)
