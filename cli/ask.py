@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from graph.context import build_context
     from graph.run import ask
     from memory.checkpointer import open_checkpointer
+    from memory.thread_lock import thread_lock
     from memory.threads import cap_checkpoints
     from retrievers.types import Filters
 
@@ -50,7 +51,12 @@ def run(args: argparse.Namespace) -> int:
         if args.thread
         else nullcontext(None)
     )
-    with saver_cm as saver:
+    lock = (
+        thread_lock(args.thread, sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url)
+        if args.thread
+        else nullcontext()
+    )
+    with saver_cm as saver, lock:
         app = build_graph(checkpointer=saver)
         result = ask(
             app,

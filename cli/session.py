@@ -217,9 +217,23 @@ class Session:
     # -- asking --
 
     def ask(self, question: str) -> None:
+        """One turn, holding the thread's lock so another process's turn on it cannot interleave."""
+        from memory.checkpointer import CheckpointerError
+        from memory.thread_lock import thread_lock
+
+        settings = self.context.settings
+        try:
+            with thread_lock(
+                self.thread_id, sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url
+            ):
+                self._ask(question)
+        except CheckpointerError as exc:
+            self.console.print(f"[red]error: {escape(str(exc))}[/]")
+
+    def _ask(self, question: str) -> None:
         from langgraph.errors import GraphRecursionError
 
-        from graph.run import build_input, result_from_state, run_config
+        from graph.run import build_input, result_from_state, run_config, turn_durability
         from memory.threads import cap_checkpoints
 
         settings = self.context.settings
@@ -232,6 +246,7 @@ class Session:
                 config=config,
                 context=self.context,
                 stream_mode="updates",
+                durability=turn_durability(self.app),
             )
         )
         printed = 0

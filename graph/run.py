@@ -7,11 +7,17 @@ import time
 import uuid
 from typing import Any
 
+from langchain_core.messages import HumanMessage
 from langgraph.errors import GraphRecursionError
 from pydantic import BaseModel, Field
 
 from graph.context import AgentContext
 from retrievers.types import Filters
+
+# Persist a turn's checkpoint only when the run ends: a process killed mid-turn leaves the thread as it
+# was before the question (never a half-turn the next question would inherit), and a turn costs one
+# checkpoint instead of one per step.
+TURN_DURABILITY = "exit"
 
 
 class AskResult(BaseModel):
@@ -40,6 +46,11 @@ class AskResult(BaseModel):
             decision = entry.get("decision")
             parts.append(f"{entry['node']}({decision})" if decision else entry["node"])
         return " > ".join(parts) + f" | {self.latency_ms:.0f} ms, {self.model_calls} model calls"
+
+
+def turn_durability(app: Any) -> str | None:
+    """``TURN_DURABILITY`` for a graph with a checkpointer (LangGraph warns when there is none)."""
+    return TURN_DURABILITY if getattr(app, "checkpointer", None) else None
 
 
 def run_config(context: AgentContext, thread_id: str | None) -> dict[str, Any]:
@@ -75,7 +86,9 @@ def result_from_state(
 
 
 def build_input(question: str, mode: str | None, filters: Filters | None) -> dict[str, Any]:
-    payload: dict[str, Any] = {"question": question}
+    # The question travels as the turn's own message, so the graph never mistakes an unanswered message
+    # left by an interrupted turn for this one.
+    payload: dict[str, Any] = {"question": question, "messages": [HumanMessage(question)]}
     if mode:
         payload["mode"] = mode
     payload["filters"] = filters.model_dump(mode="json") if filters and not filters.is_empty() else None
@@ -96,7 +109,12 @@ def ask(
     started = time.perf_counter()
     config = run_config(context, thread_id)
     try:
-        state = app.invoke(build_input(question, mode, filters), config=config, context=context)
+        state = app.invoke(
+            build_input(question, mode, filters),
+            config=config,
+            context=context,
+            durability=turn_durability(app),
+        )
     except GraphRecursionError:
         return AskResult(
             question=question,
