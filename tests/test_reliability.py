@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -219,3 +220,135 @@ def test_the_postgres_thread_lock_excludes_other_sessions(postgres_url):
             pass
     with thread_lock("pg-thread", sqlite_path=Path("unused"), postgres_url=postgres_url, timeout_s=0):
         pass
+
+
+# --- the index: damage, user folders, readers during re-ingest -----------------------------------------
+
+
+def _index_copy(index_dir: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "index"
+    shutil.copytree(index_dir, copy)
+    return copy
+
+
+def _overwrite(path: Path, offset_fraction: float = 0.5, n: int = 16) -> None:
+    size = path.stat().st_size
+    with open(path, "r+b") as handle:
+        handle.seek(max(0, min(int(size * offset_fraction), size - n)))
+        handle.write(bytes(range(0xA0, 0xA0 + n)))
+
+
+def _generation(folder: Path) -> Path:
+    return folder / json.loads((folder / "index.json").read_text())["current"]
+
+
+@pytest.mark.parametrize(
+    "name", ["vectors.faiss", "vectors.npy", "bm25.npz", "bm25_vocab.json", "docstore.sqlite"]
+)
+def test_sixteen_damaged_bytes_in_any_index_file_are_reported_never_served(index_dir, tmp_path, name):
+    from retrievers.index import IndexCorruptedError, open_index
+
+    folder = _index_copy(index_dir, tmp_path)
+    _overwrite(_generation(folder) / name)
+    with pytest.raises(IndexCorruptedError, match=rf"{name}.*checksum.*ingest --rebuild"):
+        open_index(folder)
+    env = cli_env(folder, tmp_path / "cp.sqlite")
+    for argv in (
+        ["search", "holiday allowance"],
+        ["search", "安装需要多长时间"],
+        ["ask", "What Python version do I need?"],
+    ):
+        done = run(env, *argv, "--index", str(folder))
+        assert done.returncode == 2
+        assert "damaged" in done.stderr and name in done.stderr and "Traceback" not in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_an_incremental_ingest_never_copies_damaged_vectors(index_dir, tmp_path):
+    folder = _index_copy(index_dir, tmp_path)
+    generation = _generation(folder)
+    _overwrite(generation / "vectors.npy")
+    env = cli_env(folder, tmp_path / "cp.sqlite")
+    done = run(env, "ingest", "--index", str(folder), str(FIXTURES / "notes_zh.txt"))
+    assert done.returncode == 2 and "vectors.npy" in done.stderr and "--rebuild" in done.stderr
+    assert _generation(folder) == generation  # nothing new was written from the damaged vectors
+
+
+def test_ingest_refuses_a_folder_of_user_files_and_never_deletes_user_folders(index_dir, tmp_path):
+    user = tmp_path / "U"
+    for name in ("gen-2024-reports", "gen-ai-notes", "gen-000001"):
+        (user / name).mkdir(parents=True)
+        (user / name / "keep.txt").write_text("报告 report", encoding="utf-8")
+    env = cli_env(user, tmp_path / "cp.sqlite")
+    done = run(env, "ingest", "--index", str(user), str(FIXTURES / "quickstart_en.md"))
+    assert done.returncode == 2
+    assert "not empty and holds no agentic-rag index" in done.stderr and "Traceback" not in done.stderr
+    assert sorted(p.name for p in user.iterdir()) == ["gen-000001", "gen-2024-reports", "gen-ai-notes"]
+
+    # Folders a user puts inside a real index survive every later ingest too.
+    folder = _index_copy(index_dir, tmp_path)
+    for name in ("gen-2024-reports", "gen-000777", "gen-000001.tmp-1"):
+        (folder / name).mkdir()
+        (folder / name / "keep.txt").write_text("mine", encoding="utf-8")
+    for source in ("notes_zh.txt", "page.html"):
+        assert run(env, "ingest", "--index", str(folder), str(FIXTURES / source)).returncode == 0
+    for name in ("gen-2024-reports", "gen-000777", "gen-000001.tmp-1"):
+        assert (folder / name / "keep.txt").read_text(encoding="utf-8") == "mine"
+
+
+def test_index_pointing_at_a_file_is_one_clear_line(tmp_path):
+    target = tmp_path / "notes.txt"
+    target.write_text("not an index", encoding="utf-8")
+    env = cli_env(target, tmp_path / "cp.sqlite")
+    for argv in (["ingest", str(FIXTURES / "quickstart_en.md")], ["search", "python"]):
+        done = run(env, *argv, "--index", str(target))
+        assert done.returncode == 2, done.stderr
+        assert "is a file" in done.stderr and "Traceback" not in done.stderr
+    assert target.read_text(encoding="utf-8") == "not an index"
+
+
+def test_a_reader_keeps_its_generation_until_it_closes(index_dir, tmp_path, settings, embedder):
+    from ingestion.pipeline import ingest_paths
+    from retrievers.index import open_index
+
+    folder = _index_copy(index_dir, tmp_path)
+    reader = open_index(folder)
+    held = reader.generation
+    for source in ("notes_zh.txt", "page.html"):
+        ingest_paths([FIXTURES / source], settings, embedder, index_dir=folder, progress=False)
+    assert _generation(folder) != held and held.exists()
+    assert reader.docstore.count() == reader.size > 0
+    reader.close()
+    ingest_paths([FIXTURES / "notes_zh.txt"], settings, embedder, index_dir=folder, progress=False)
+    assert not held.exists()
+    assert sorted(p.name for p in folder.glob("gen-*")) == [_generation(folder).name]
+
+
+def test_readers_never_see_a_false_damaged_error_during_re_ingest(index_dir, tmp_path):
+    from retrievers.index import open_index
+
+    folder = _index_copy(index_dir, tmp_path)
+    env = cli_env(folder, tmp_path / "cp.sqlite")
+    sources = [str(FIXTURES / n) for n in ("notes_zh.txt", "page.html", "quickstart_en.md")]
+    script = "; ".join(f"run(['--index', {str(folder)!r}, {s!r}])" for s in sources * 2)
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from main import main\n"
+            "def run(args):\n    assert main(['ingest', *args]) == 0\n" + script,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    opens = 0
+    while writer.poll() is None or opens == 0:
+        index = open_index(folder)
+        assert index.docstore.count() == index.size
+        index.close()
+        opens += 1
+    assert writer.returncode == 0, writer.stderr.read()
+    assert opens > 0
