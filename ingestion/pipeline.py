@@ -8,6 +8,8 @@ version of it was indexed, that version is kept (bad input loses nothing).
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +22,7 @@ from tqdm import tqdm
 from config import Settings
 from ingestion.documents import LoadedDocument, TextPiece
 from ingestion.indexing import bm25_tokens, build_params, embed_in_batches, embedding_text, progress_interval
-from ingestion.loaders import LoaderError, iter_source_files, load_document
+from ingestion.loaders import LoaderError, iter_source_files, load_document, regular_file
 from ingestion.records import RECORD_SUFFIXES, load_records
 from ingestion.splitter import SplitConfig, split_document
 from providers.embeddings import Embedder
@@ -53,8 +55,12 @@ def chunk_id(source: str, index: int, content_hash: str) -> str:
 
 
 def file_sha256(path: Path) -> str:
+    """SHA-256 of a regular file; opened without blocking and re-checked, so a FIFO swapped in never hangs."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise LoaderError("not a regular file; skipped")
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -101,6 +107,16 @@ def load_chunks(
     return records[0][0], chunks
 
 
+def _resolved_root(path: Path) -> Path:
+    try:
+        root = path.resolve()
+    except (RuntimeError, OSError):
+        raise FileNotFoundError(f"{path} cannot be followed (symlink loop)") from None
+    if not root.exists():
+        raise FileNotFoundError(f"{root} does not exist")
+    return root
+
+
 def _under(path: str, roots: list[Path]) -> bool:
     p = Path(path)
     return any(p == root or root in p.parents for root in roots)
@@ -118,10 +134,7 @@ def ingest_paths(
     folder = Path(index_dir or settings.index_dir)
     started = time.perf_counter()
     report = IngestReport(index_dir=str(folder))
-    roots = [Path(p).resolve() for p in paths]
-    for root in roots:
-        if not root.exists():
-            raise FileNotFoundError(f"{root} does not exist")
+    roots = [_resolved_root(Path(p)) for p in paths]
     split_config = SplitConfig(
         chunk_size=settings.chunk_size,
         chunk_overlap=settings.chunk_overlap,
@@ -137,8 +150,11 @@ def ingest_paths(
                 f"{embedder.name!r}; re-ingest everything with --rebuild"
             )
         old_files = previous[0].files() if previous else {}
-        files = [p.resolve() for p in iter_source_files(roots)]
+        unreadable: list[tuple[Path, str]] = []
+        files = iter_source_files(roots, unreadable)
+        report.failed.extend(FailedFile(source=str(folder), reason=reason) for folder, reason in unreadable)
         report.files_seen = len(files)
+        scanned: set[str] = set()
         keep_sources: set[str] = set()
         new_chunks: list[Chunk] = []
         records: dict[str, FileRecord] = {}
@@ -151,8 +167,11 @@ def ingest_paths(
             leave=False,
             mininterval=progress_interval(),
         ):
-            source = str(path)
+            source = str(path.absolute())
             try:
+                path = regular_file(path)
+                source = str(path)
+                scanned.add(source)
                 if path.stat().st_size > max_bytes:
                     raise LoaderError(
                         f"file too large ({path.stat().st_size / 1e6:.1f} MB > {settings.max_file_mb} MB)"
@@ -184,7 +203,6 @@ def ingest_paths(
                 ingested_at=time.time(),
             )
             (report.updated if source in old_files else report.added).append(source)
-        scanned = {str(p) for p in files}
         for source in old_files:
             if source in keep_sources or source in records:
                 continue

@@ -299,7 +299,9 @@ def check_index_folder(folder: Path) -> None:
     foreign = sorted(
         entry.name
         for entry in folder.iterdir()
-        if entry.name != ".lock" and not entry.name.startswith(POINTER + ".tmp-") and not _is_our_build(entry)
+        if entry.name not in (".lock", "cache")  # the write lock; the reranker's embedding cache
+        and not entry.name.startswith(POINTER + ".tmp-")
+        and not _is_our_build(entry)
     )
     if foreign:
         shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")

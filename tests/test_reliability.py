@@ -352,3 +352,104 @@ def test_readers_never_see_a_false_damaged_error_during_re_ingest(index_dir, tmp
         opens += 1
     assert writer.returncode == 0, writer.stderr.read()
     assert opens > 0
+
+
+# --- ingest: special files, loops, unreadable folders, encodings -------------------------------------
+
+
+def _without_root_privileges() -> list[str]:
+    """A prefix running a command without root's permission override (root reads a chmod 000 folder)."""
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: cannot make a folder unreadable")
+    caps = "-dac_override,-dac_read_search"
+    return ["setpriv", f"--bounding-set={caps}", f"--inh-caps={caps}"]
+
+
+def test_special_files_loops_and_unreadable_folders_are_reported_per_file(tmp_path):
+    docs = tmp_path / "docs"
+    (docs / "locked").mkdir(parents=True)
+    (docs / "guide.md").write_text("# Guide\n\nThe holiday allowance is 25 days.\n", encoding="utf-8")
+    (docs / "指南.md").write_text("# 指南\n\n年假为二十五天。\n", encoding="utf-8")
+    (docs / "locked" / "secret.md").write_text("hidden", encoding="utf-8")
+    os.mkfifo(docs / "pipe.md")
+    (docs / "zero.txt").symlink_to("/dev/zero")
+    (docs / "loop-a.md").symlink_to(docs / "loop-b.md")
+    (docs / "loop-b.md").symlink_to(docs / "loop-a.md")
+    (docs / "locked").chmod(0)
+    env = cli_env(tmp_path / "index", tmp_path / "cp.sqlite")
+    try:
+        done = subprocess.run(
+            [*_without_root_privileges(), sys.executable, "main.py", "ingest", "--json", str(docs)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=CLI_TIMEOUT_S,
+            check=False,
+        )
+    finally:
+        (docs / "locked").chmod(0o755)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert sorted(Path(s).name for s in report["added"]) == ["guide.md", "指南.md"]
+    reasons = {Path(f["source"]).name: f["reason"] for f in report["failed"]}
+    assert "named pipe" in reasons["pipe.md"]
+    assert "character device" in reasons["zero.txt"]
+    assert "symlink loop" in reasons["loop-a.md"] and "symlink loop" in reasons["loop-b.md"]
+    assert "cannot read folder" in reasons["locked"]
+
+
+@pytest.mark.parametrize(
+    ("text", "encoding"),
+    [
+        ("Der Bär läuft über die Straße.", "cp1252"),
+        ("Café crème à la française, déjà vu.", "cp1252"),
+        ("混合检索使用倒数排名融合。常数 k 取 60。", "gbk"),
+        ("繁體中文測試文件。", "big5"),
+    ],
+)
+def test_legacy_encodings_are_detected_not_guessed_as_gbk(tmp_path, text, encoding):
+    from ingestion.loaders import load_document
+
+    path = tmp_path / "legacy.txt"
+    path.write_bytes(text.encode(encoding))
+    assert load_document(path, max_bytes=1 << 20).full_text() == text
+
+
+@pytest.mark.parametrize(
+    ("document", "query", "term"),
+    [
+        ("Der Bär läuft über die Straße.", "Bär", "bar"),
+        ("Le café est fermé le lundi.", "cafe", "cafe"),
+        ("Le café est fermé le lundi.", "CAFÉ", "cafe"),
+        ("Привет, мир! Москва — столица.", "Москва", "москва"),
+        ("Η Αθήνα είναι πρωτεύουσα.", "Αθήνα", "αθήνα"),
+        ("مرحبا بالعالم", "بالعالم", "بالعالم"),
+        ("שלום עולם", "עולם", "עולם"),
+        ("ｇｐｔ－４ｏ 模型的上下文窗口", "gpt-4o", "gpt-4o"),
+        ("混合检索使用倒数排名融合。", "倒数排名", "排名"),
+    ],
+)
+def test_keyword_search_keeps_letters_of_every_script(document, query, term):
+    from retrievers.bm25 import BM25Index
+    from retrievers.tokenize import tokenize
+
+    assert term in tokenize(document) and term in tokenize(query)
+    # One document: the idf of every term must still be positive, so the document is found.
+    positions, scores = BM25Index.build([tokenize(document)]).top_k(tokenize(query), 5)
+    assert positions.tolist() == [0] and scores[0] > 0
+
+
+def test_a_one_document_index_returns_keyword_hits_through_the_cli(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "only.md").write_text(
+        "# Policy\n\nThe holiday allowance at Initech is 25 days. 年假二十五天。\n", encoding="utf-8"
+    )
+    env = cli_env(tmp_path / "index", tmp_path / "cp.sqlite")
+    assert run(env, "ingest", str(docs)).returncode == 0
+    for query in ("holiday allowance", "年假"):
+        results = run_json(env, "search", query, "--mode", "keyword")["results"]
+        assert [Path(r["source"]).name for r in results] == ["only.md"]
