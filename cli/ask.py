@@ -6,9 +6,8 @@ import argparse
 from contextlib import nullcontext
 
 from rich.console import Console
-from rich.markup import escape
 
-from cli.common import add_common, print_json, settings_from
+from cli.common import add_common, print_json, settings_from, shown
 from graph.routing import MODES
 
 
@@ -25,21 +24,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def render_answer(console: Console, result) -> None:
     """Answer, numbered sources, one-line trace: shared by `ask` and the interactive session."""
-    console.print(escape(result.answer) if result.answer else "[dim](no answer)[/]")
+    console.print(shown(result.answer) if result.answer else "[dim](no answer)[/]", highlight=False)
     if result.citations:
         console.print()
         for cite in result.citations:
             heading = f" — {cite['heading']}" if cite.get("heading") else ""
-            console.print(f"[bold][{cite['number']}][/] {cite['source']}{heading}")
-            console.print(f"    [dim]{cite['snippet'][:120].replace(chr(10), ' ')}[/]")
-    console.print(f"\n[dim]{result.trace_line()}[/]")
+            console.print(f"[bold][{cite['number']}][/] {shown(cite['source'] + heading)}", highlight=False)
+            snippet = cite["snippet"][:120].replace(chr(10), " ")
+            console.print(f"    [dim]{shown(snippet)}[/]", highlight=False)
+    console.print(f"\n[dim]{shown(result.trace_line())}[/]", highlight=False)
 
 
 def run(args: argparse.Namespace) -> int:
     from graph.builder import build_graph
     from graph.context import build_context
     from graph.run import ask
-    from memory.checkpointer import open_checkpointer
+    from memory.checkpointer import open_checkpointer, store_errors, store_name
     from memory.thread_lock import thread_lock
     from memory.threads import cap_checkpoints
     from retrievers.types import Filters
@@ -56,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
         if args.thread
         else nullcontext()
     )
-    with saver_cm as saver, lock:
+    failures = store_errors(store_name(settings.checkpoint_db, settings.postgres_url))
+    with failures, saver_cm as saver, lock:
         app = build_graph(checkpointer=saver)
         result = ask(
             app,

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from cli.common import add_common, print_json, settings_from
+from cli.common import add_common, print_json, settings_from, shown
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(report.model_dump())
         return 0
     console = Console(stderr=False)
-    table = Table(title=f"ingest into {report.index_dir}", show_header=False)
+    table = Table(title=f"ingest into {shown(report.index_dir)}", show_header=False)
     for label, value in [
         ("files seen", report.files_seen),
         ("added", len(report.added)),
@@ -89,5 +89,5 @@ def run(args: argparse.Namespace) -> int:
         table.add_row(label, str(value))
     console.print(table)
     for failed in report.failed:
-        console.print(f"[yellow]skipped[/] {failed.source}: {failed.reason}")
+        console.print(f"[yellow]skipped[/] {shown(failed.source)}: {shown(failed.reason)}", highlight=False)
     return 0

@@ -6,14 +6,14 @@ import argparse
 
 from rich.console import Console
 
-from cli.common import add_common, print_json, settings_from
+from cli.common import add_common, positive_int, print_json, settings_from, shown
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("search", help="search the index without the agent")
     p.add_argument("query")
     p.add_argument("--mode", choices=["vector", "keyword", "hybrid", "multi_hop"], default="hybrid")
-    p.add_argument("--k", type=int, default=10)
+    p.add_argument("--k", type=positive_int, default=10, help="number of results (1 or more)")
     p.add_argument(
         "--filter",
         action="append",
@@ -67,7 +67,9 @@ def run(args: argparse.Namespace) -> int:
         heading = " > ".join(hit.chunk.heading_path)
         ranks = ", ".join(f"{k}#{v}" for k, v in hit.ranks.items())
         console.print(
-            f"[bold]{rank}.[/] {hit.chunk.source} [dim]{heading}[/] score={hit.score:.4f} ({ranks})"
+            f"[bold]{rank}.[/] {shown(hit.chunk.source)} [dim]{shown(heading)}[/] "
+            f"score={hit.score:.4f} ({shown(ranks)})",
+            highlight=False,
         )
-        console.print("   " + hit.chunk.text[:200].replace("\n", " "))
+        console.print("   " + shown(hit.chunk.text[:200].replace("\n", " ")), highlight=False)
     return 0

@@ -22,11 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from cli.ask import render_answer
-from cli.common import add_common
+from cli.common import add_common, shown
 from graph.routing import MODES
 
 PROMPT = "» "
@@ -179,6 +178,7 @@ class Session:
     interactive: bool
     thread_id: str = field(default_factory=new_thread_id)
     last: Any = None  # AskResult of the latest answer on this thread
+    store_identity: tuple[int, int] | None = None  # the SQLite checkpoint file this session opened
 
     # -- threads --
 
@@ -218,17 +218,23 @@ class Session:
 
     def ask(self, question: str) -> None:
         """One turn, holding the thread's lock so another process's turn on it cannot interleave."""
-        from memory.checkpointer import CheckpointerError
+        from memory.checkpointer import CheckpointerError, sqlite_identity
         from memory.thread_lock import thread_lock
 
         settings = self.context.settings
+        if self.store_identity is not None and sqlite_identity(settings.checkpoint_db) != self.store_identity:
+            self.console.print(
+                f"[red]error: the checkpoint database {shown(settings.checkpoint_db)} was deleted or replaced "
+                "while this session ran, so this turn could not be kept; restart the session[/]"
+            )
+            return
         try:
             with thread_lock(
                 self.thread_id, sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url
             ):
                 self._ask(question)
         except CheckpointerError as exc:
-            self.console.print(f"[red]error: {escape(str(exc))}[/]")
+            self.console.print(f"[red]error: {shown(str(exc))}[/]")
 
     def _ask(self, question: str) -> None:
         from langgraph.errors import GraphRecursionError
@@ -254,7 +260,7 @@ class Session:
             for update in run.updates():
                 for label in step_labels(update):
                     sep = "  " if printed == 0 else " -> "
-                    self.console.print(f"[dim]{sep}{escape(label)}[/]", end="", soft_wrap=True)
+                    self.console.print(f"[dim]{sep}{shown(label)}[/]", end="", soft_wrap=True)
                     printed += 1
         except KeyboardInterrupt:
             self._cancel(run, before, printed)
@@ -268,7 +274,7 @@ class Session:
             return
         except Exception as exc:
             self._end_progress(printed)
-            self.console.print(f"[red]error: {escape(str(exc) or type(exc).__name__)}[/]")
+            self.console.print(f"[red]error: {shown(str(exc) or type(exc).__name__)}[/]")
             return
         self._end_progress(printed)
         state = self.app.get_state(config).values
@@ -320,7 +326,7 @@ class Session:
         }
         handler = handlers.get(name)
         if handler is None:
-            self.console.print(f"unknown command {escape(name)}; /help lists the commands")
+            self.console.print(f"unknown command {shown(name)}; /help lists the commands")
         else:
             handler(arg)
         return True
@@ -328,7 +334,7 @@ class Session:
     def cmd_new(self, _: str) -> None:
         self.thread_id = new_thread_id()
         self.last = None
-        self.console.print(f"new thread {self.thread_id}")
+        self.console.print(f"new thread {shown(self.thread_id)}")
 
     def cmd_threads(self, _: str) -> None:
         from cli.threads import threads_table
@@ -340,7 +346,7 @@ class Session:
             return
         self.console.print(threads_table(infos, current=self.thread_id))
         if not any(info.thread_id == self.thread_id for info in infos):
-            self.console.print(f"current: {self.thread_id} (new, no questions yet)")
+            self.console.print(f"current: {shown(self.thread_id)} (new, no questions yet)")
 
     def cmd_switch(self, arg: str) -> None:
         from cli.threads import resolve_thread_id
@@ -352,15 +358,15 @@ class Session:
         try:
             self.thread_id = resolve_thread_id(self.saver, arg)
         except ThreadNotFoundError as exc:
-            self.console.print(f"[red]{escape(str(exc))}[/]")
+            self.console.print(f"[red]{shown(str(exc))}[/]")
             return
         self.remember()
         self.load_last()
         detail = show_thread(self.saver, self.thread_id)
-        self.console.print(f"switched to thread {self.thread_id} ({self.turns()} questions so far)")
+        self.console.print(f"switched to thread {shown(self.thread_id)} ({self.turns()} questions so far)")
         for role, text in detail.turns[-2:]:
             who = "you" if role == "user" else "agent"
-            self.console.print(f"[dim]{who}: {escape(text[:200])}[/]")
+            self.console.print(f"[dim]{who}: {shown(text[:200])}[/]")
 
     def cmd_sources(self, _: str) -> None:
         if self.last is None or not self.last.passages:
@@ -371,9 +377,9 @@ class Session:
             heading = f" — {passage['heading']}" if passage.get("heading") else ""
             mark = "" if passage["number"] in cited else " [dim](not cited)[/]"
             self.console.print(
-                f"[bold][{passage['number']}][/] {escape(passage['source'] + heading)}{mark}", highlight=False
+                f"[bold][{passage['number']}][/] {shown(passage['source'] + heading)}{mark}", highlight=False
             )
-            self.console.print(escape(passage["text"].strip()), highlight=False)
+            self.console.print(shown(passage["text"].strip()), highlight=False)
             self.console.print()
 
     def cmd_trace(self, _: str) -> None:
@@ -381,9 +387,9 @@ class Session:
             self.console.print("no trace yet: ask a question first")
             return
         last = self.last
-        self.console.print(f"question: {escape(last.question)}", highlight=False)
+        self.console.print(f"question: {shown(last.question)}", highlight=False)
         if last.standalone_question and last.standalone_question != last.question:
-            self.console.print(f"standalone: {escape(last.standalone_question)}", highlight=False)
+            self.console.print(f"standalone: {shown(last.standalone_question)}", highlight=False)
         table = Table(show_edge=False, pad_edge=False)
         for column in ("#", "node", "decision", "details", "ms", "model calls"):
             table.add_column(column)
@@ -394,8 +400,8 @@ class Session:
             table.add_row(
                 str(number),
                 entry["node"],
-                escape(str(entry.get("decision") or "")),
-                escape(details),
+                shown(str(entry.get("decision") or "")),
+                shown(details),
                 f"{entry.get('ms', 0):.0f}",
                 str(entry.get("model_calls", 0)),
             )
@@ -410,7 +416,7 @@ class Session:
         if not arg:
             self.console.print(f"mode: {self.mode} (choose from {', '.join(MODES)})")
         elif arg not in MODES:
-            self.console.print(f"[red]unknown mode {escape(arg)!r}; choose one of {', '.join(MODES)}[/]")
+            self.console.print(f"[red]unknown mode {shown(arg)!r}; choose one of {', '.join(MODES)}[/]")
         else:
             self.mode = arg
             self.console.print(f"mode: {self.mode}")
@@ -418,7 +424,7 @@ class Session:
     def cmd_help(self, _: str) -> None:
         table = Table(show_header=False, show_edge=False, pad_edge=False, box=None)
         for name, text in HELP:
-            table.add_row(f"[bold]{escape(name)}[/]", text)
+            table.add_row(f"[bold]{shown(name)}[/]", text)
         self.console.print(table)
         self.console.print("Anything else is a question; follow-ups use the conversation so far.")
 
@@ -431,7 +437,7 @@ class Session:
         if (line.startswith("/") and line[1:2].isalpha()) or line == "/?":
             return self.command(line)
         if not self.interactive:
-            self.console.print(f"\n{PROMPT}{escape(line)}", highlight=False)
+            self.console.print(f"\n{PROMPT}{shown(line)}", highlight=False)
         self.ask(line)
         return True
 
@@ -486,7 +492,7 @@ def run_session(args: argparse.Namespace) -> int:
             brain=getattr(args, "brain", None),
         )
     except SettingsError as exc:
-        errors.print(f"error: {escape(str(exc))}")
+        errors.print(f"error: {shown(str(exc))}")
         return 2
     folder = Path(settings.index_dir)
     if not index_exists(folder):
@@ -500,7 +506,7 @@ def run_session(args: argparse.Namespace) -> int:
     try:
         return _serve(args, settings, console, interactive)
     except (IndexError_, CheckpointerError, SettingsError) as exc:
-        errors.print(f"error: {escape(str(exc))}")
+        errors.print(f"error: {shown(str(exc))}")
         return 2
     except KeyboardInterrupt:
         errors.print("interrupted")
@@ -510,11 +516,12 @@ def run_session(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace, settings: Any, console: Console, interactive: bool) -> int:
     from graph.builder import build_graph
     from graph.context import build_context
-    from memory.checkpointer import open_checkpointer
+    from memory.checkpointer import open_checkpointer, sqlite_identity
 
     context = build_context(settings)
     with open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url) as saver:
         session = Session(
+            store_identity=None if settings.postgres_url else sqlite_identity(settings.checkpoint_db),
             app=build_graph(checkpointer=saver),
             context=context,
             saver=saver,
@@ -548,7 +555,7 @@ def _banner(session: Session, settings: Any, resumed: str | None) -> None:
     chunks = session.context.retrievers.index.docstore.count()
     console = session.console
     console.print(
-        f"[bold]agentic-rag[/] · index {escape(str(settings.index_dir))} ({chunks} chunks) · "
+        f"[bold]agentic-rag[/] · index {shown(str(settings.index_dir))} ({chunks} chunks) · "
         f"brain: {brain} · mode: {session.mode}"
     )
     if resumed and session.has_checkpoints(resumed):
@@ -556,5 +563,5 @@ def _banner(session: Session, settings: Any, resumed: str | None) -> None:
             f"resuming thread {resumed} ({session.turns()} questions so far); /new starts a fresh one"
         )
     else:
-        console.print(f"new thread {session.thread_id}")
+        console.print(f"new thread {shown(session.thread_id)}")
     console.print("[dim]Ask in English or Chinese. /help lists the commands, /quit leaves.[/]")

@@ -26,13 +26,17 @@ class AgentContext:
     reranker: Reranker | None = None
 
 
-def make_brain(settings: Settings) -> Brain:
-    """The LLM brain when an OpenAI-compatible endpoint is configured, else the offline brain."""
+def make_brain(settings: Settings, embedder: Any = None) -> Brain:
+    """The LLM brain when an OpenAI-compatible endpoint is configured, else the offline brain.
+
+    With ``embedder``, the LLM's answers are checked independently of the model (``AnswerCheck``).
+    """
     from providers.offline_brain import OfflineBrain
 
     offline = OfflineBrain(sufficiency_threshold=settings.sufficiency_threshold)
     if not settings.llm_configured:
         return offline
+    from providers.answer_check import AnswerCheck
     from providers.llm_brain import LLMBrain
 
     return LLMBrain.from_settings(
@@ -40,6 +44,8 @@ def make_brain(settings: Settings) -> Brain:
         offline,
         structured_method=settings.llm_structured_method,
         parse_attempts=settings.llm_parse_attempts,
+        answer_check=AnswerCheck(embedder, offline.check_support) if embedder is not None else None,
+        max_answer_chars=settings.max_answer_chars,
     )
 
 
@@ -58,7 +64,10 @@ def build_context(settings: Settings | None = None, *, index_dir: Path | None = 
         blend=settings.rerank_blend,
     )
     return AgentContext(
-        settings=settings, retrievers=retrievers, brain=make_brain(settings), reranker=reranker
+        settings=settings,
+        retrievers=retrievers,
+        brain=make_brain(settings, retrievers.embedder),
+        reranker=reranker,
     )
 
 

@@ -170,6 +170,8 @@ class LLMBrain:
         parse_attempts: int = 2,
         judge_tokens_per_chunk: int = 300,
         model_name: str | None = None,
+        answer_check: Callable[[str, str, list[Passage]], str] | None = None,
+        max_answer_chars: int = 4000,
     ) -> None:
         if parse_attempts < 1:
             raise ValueError(f"parse_attempts must be at least 1, got {parse_attempts}")
@@ -180,6 +182,10 @@ class LLMBrain:
         self.structured_method: StructuredMethod = structured_method
         self.parse_attempts = parse_attempts
         self.judge_tokens_per_chunk = judge_tokens_per_chunk
+        # Judges the model's answer independently of the model (providers.answer_check): a reason
+        # to reject it sends the step to the fallback, and the reason into the trace.
+        self.answer_check = answer_check
+        self.max_answer_chars = max_answer_chars
         self.name = f"llm:{model_name or _model_name(model)}"
         # Structured/text steps must not leak JSON into LangGraph's token stream, and need no streaming.
         self._quiet = _non_streaming(model)
@@ -314,10 +320,12 @@ class LLMBrain:
 
         def run(record: _Record) -> DraftAnswer:
             record.model_calls += 1
-            pieces = [chunk.text for chunk in streaming.stream(messages)]
-            text = _THINK_RE.sub("", "".join(pieces)).strip()
+            text = _THINK_RE.sub("", _read_capped(streaming.stream(messages), self.max_answer_chars)).strip()
             if not text:
                 raise _GiveUp("empty answer")
+            reason = self.answer_check(question, text, passages) if self.answer_check else ""
+            if reason:
+                raise _GiveUp(f"answer rejected: {reason}")
             return draft_from_text(text)
 
         return self._step("answer", run, fallback)
@@ -485,6 +493,21 @@ class LLMBrain:
 
 # --------------------------------------------------------------------------------------------------
 # Helpers (pure functions, tested through the brain and directly)
+
+
+ANSWER_CUT_NOTE = " … [answer cut at {limit} characters: AGENTIC_RAG_MAX_ANSWER_CHARS]"
+
+
+def _read_capped(chunks: Any, limit: int) -> str:
+    """The streamed answer, reading no further once it passes ``limit`` characters (then marked cut)."""
+    pieces: list[str] = []
+    size = 0
+    for chunk in chunks:
+        pieces.append(chunk.text)
+        size += len(chunk.text)
+        if size > limit:
+            return "".join(pieces)[:limit].rstrip() + ANSWER_CUT_NOTE.format(limit=limit)
+    return "".join(pieces)
 
 
 def draft_from_text(text: str) -> DraftAnswer:
