@@ -8,7 +8,7 @@ from contextlib import nullcontext
 from rich.console import Console
 
 from cli.common import add_common, print_json, settings_from, shown
-from graph.routing import MODES
+from nodes.policy import MODES
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,32 +22,44 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def render_answer(console: Console, result) -> None:
-    """Answer, numbered sources, one-line trace: shared by `ask` and the interactive session."""
-    console.print(shown(result.answer) if result.answer else "[dim](no answer)[/]", highlight=False)
+def render_answer(console: Console, result, *, streamed: str = "") -> None:
+    """Answer, numbered sources, one-line trace: shared by `ask` and the interactive session.
+
+    ``streamed`` is the answer text already shown token by token; the answer is printed again only
+    when checking changed it (unsupported sentences removed, or the offline brain answered instead).
+    Every document- or model-derived string goes through ``shown`` (no live markup, no control).
+    """
+    if not streamed:
+        console.print(shown(result.answer) if result.answer else "[dim](no answer)[/]", highlight=False)
+    elif streamed.strip() != result.answer.strip():
+        console.print(f"\n[dim]checked answer:[/] {shown(result.answer)}", highlight=False)
     if result.citations:
         console.print()
         for cite in result.citations:
-            heading = f" — {cite['heading']}" if cite.get("heading") else ""
-            console.print(f"[bold][{cite['number']}][/] {shown(cite['source'] + heading)}", highlight=False)
-            snippet = cite["snippet"][:120].replace(chr(10), " ")
-            console.print(f"    [dim]{shown(snippet)}[/]", highlight=False)
+            heading = f" — {cite.heading}" if cite.heading else ""
+            console.print(f"[bold][{cite.number}][/] {shown(cite.source + heading)}", highlight=False)
+            console.print(f"    [dim]{shown(cite.snippet[:120].replace(chr(10), ' '))}[/]", highlight=False)
     console.print(f"\n[dim]{shown(result.trace_line())}[/]", highlight=False)
 
 
 def run(args: argparse.Namespace) -> int:
+    from core.chunks import Filters
     from graph.builder import build_graph
-    from graph.context import build_context
     from graph.run import ask
     from memory.checkpointer import open_checkpointer, store_errors, store_name
     from memory.thread_lock import thread_lock
     from memory.threads import cap_checkpoints
-    from retrievers.types import Filters
+    from nodes.context import build_context
+    from nodes.state import CHECKPOINT_TYPES
 
     settings = settings_from(args, brain=args.brain)
     context = build_context(settings)
     saver_cm = (
-        open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url)
+        open_checkpointer(
+            sqlite_path=settings.checkpoint_db,
+            postgres_url=settings.postgres_url,
+            allowed_types=CHECKPOINT_TYPES,
+        )
         if args.thread
         else nullcontext(None)
     )
@@ -69,8 +81,10 @@ def run(args: argparse.Namespace) -> int:
         )
         if saver is not None:
             cap_checkpoints(saver, args.thread, settings.max_checkpoints_per_thread)
+    for warning in result.warnings:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(f"warning: {shown(warning)}")
     if args.json:
-        print_json(result.model_dump())
+        print_json(result.model_dump(mode="json"))
     else:
         render_answer(Console(), result)
     return 1 if result.error and not result.answer else 0

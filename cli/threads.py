@@ -95,11 +95,14 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         reclaim_space,
         show_thread,
     )
+    from nodes.state import CHECKPOINT_TYPES
 
     console = Console(highlight=False)
     action = args.threads_action
     older_than = parse_duration(args.older_than) if action == "prune" else None
-    with open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url) as saver:
+    with open_checkpointer(
+        sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url, allowed_types=CHECKPOINT_TYPES
+    ) as saver:
         if action == "list":
             infos = list_threads(saver)
             if args.json:

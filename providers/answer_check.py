@@ -11,7 +11,7 @@ are in the passage. Three checks independent of that model catch it:
    answer shares almost nothing with the passages it cites (only when answer and passages are in the
    same language, as that check compares words; a paraphrase scores well above the floor).
 
-``AnswerCheck`` returns the reason for rejecting an answer, or "" to accept it.
+``AnswerChecker`` returns the reason for rejecting an answer, or "" to accept it.
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graph.schemas import Passage, SentenceSupport
-from providers.embeddings import Embedder
-from retrievers.tokenize import detect_language, tokenize
+from core.schemas import Passage, SentenceSupport
+from core.text import detect_language
+from core.tokenize import tokenize
+from providers.offline_brain.meaning import TextEmbedder
 
 # Below this cosine similarity between question and answer the answer is taken as off-topic. Chosen
 # on the 12 question/answer pairs (en and zh) listed in docs/reliability.md: correct short answers
@@ -85,10 +86,10 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
 
 
 @dataclass
-class AnswerCheck:
+class AnswerChecker:
     """Reject answers that obey planted instructions, miss the question, or have no support."""
 
-    embedder: Embedder
+    embedder: TextEmbedder
     support: SupportCheck
     min_similarity: float = MIN_QUESTION_SIMILARITY
     min_support: float = MIN_SUPPORT_SCORE

@@ -9,11 +9,11 @@ import unicodedata
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graph.schemas import QueryAnalysis
+from core.schemas import QueryAnalysis
+from core.tokenize import EN_STOPWORDS, tokenize
 from ingestion.documents import Block, LoadedDocument
 from ingestion.splitter import SplitConfig, split_document
 from providers.json_repair import loads_tolerant, parse_model_json
-from retrievers.tokenize import EN_STOPWORDS, tokenize
 
 BOUNDED = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -434,8 +434,8 @@ def test_legacy_encodings_are_detected_not_guessed_as_gbk(tmp_path, text, encodi
     ],
 )
 def test_keyword_search_keeps_letters_of_every_script(document, query, term):
+    from core.tokenize import tokenize
     from retrievers.bm25 import BM25Index
-    from retrievers.tokenize import tokenize
 
     assert term in tokenize(document) and term in tokenize(query)
     # One document: the idf of every term must still be positive, so the document is found.
@@ -653,9 +653,9 @@ def test_an_answer_obeying_a_planted_instruction_is_replaced_by_the_offline_answ
     ],
 )
 def test_the_answer_check_is_independent_of_the_model(embedder, question, answer, rejected):
-    from graph.schemas import Passage
-    from providers.answer_check import AnswerCheck
-    from providers.offline_brain import OfflineBrain
+    from core.schemas import Passage
+    from providers.answer_check import AnswerChecker
+    from providers.brain import offline_brain
 
     passages = [
         Passage(
@@ -666,7 +666,7 @@ def test_the_answer_check_is_independent_of_the_model(embedder, question, answer
         ),
         Passage(number=2, chunk_id="c2", source="h_zh.md", text="Initech 员工每年有 25 天带薪年假。"),
     ]
-    check = AnswerCheck(embedder, OfflineBrain().check_support)
+    check = AnswerChecker(embedder, offline_brain().verify)
     assert bool(check(question, answer, passages)) is rejected
 
 

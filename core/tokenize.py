@@ -10,9 +10,7 @@ and, when ASCII, are stemmed as English; identifiers such as ``gpt-4o``, ``BM25`
 
 from __future__ import annotations
 
-import logging
 import re
-import threading
 import unicodedata
 from functools import lru_cache
 
@@ -20,7 +18,9 @@ import regex
 import snowballstemmer
 import zhconv
 
-_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+from core.text import CJK as _CJK
+from core.text import jieba as _jieba
+
 # An identifier: alphanumerics joined by - . _ / + (at least one digit or an inner separator), or a word.
 # A letter of any script except the CJK ones above (those go to jieba).
 _LETTER = rf"[^\P{{L}}{_CJK}]"
@@ -29,7 +29,6 @@ _TOKEN_RE = regex.compile(
     r"|(?P<ident>[A-Za-z0-9]+(?:[-_.+/][A-Za-z0-9]+)+\+*|[A-Za-z]*\d[A-Za-z0-9]*\+*)"
     rf"|(?P<word>{_LETTER}(?:{_LETTER}|\p{{M}}|')*\+*)"
 )
-_CJK_RE = re.compile(rf"[{_CJK}]")
 
 EN_STOPWORDS = frozenset(
     [
@@ -222,19 +221,6 @@ ZH_STOPWORDS = frozenset(
 # Bump when tokens change; an index built with other tokens must be rebuilt (checked on open).
 TOKENIZER_VERSION = 3
 
-_lock = threading.Lock()
-
-
-@lru_cache(maxsize=1)
-def _jieba():
-    """Load jieba once per process (its dictionary takes ~1.5 s to initialise)."""
-    import jieba
-
-    with _lock:
-        jieba.setLogLevel(logging.WARNING)
-        jieba.initialize()
-    return jieba
-
 
 @lru_cache(maxsize=1)
 def _stemmer():
@@ -244,19 +230,6 @@ def _stemmer():
 @lru_cache(maxsize=200_000)
 def _stem(word: str) -> str:
     return _stemmer().stemWord(word)
-
-
-def contains_cjk(text: str) -> bool:
-    return bool(_CJK_RE.search(text))
-
-
-def detect_language(text: str) -> str:
-    """'zh' when CJK characters make up a fair share of the letters, else 'en'."""
-    cjk = len(_CJK_RE.findall(text))
-    latin = len(re.findall(r"[A-Za-z]", text))
-    if cjk == 0:
-        return "en"
-    return "zh" if cjk * 3 >= latin * 0.5 or cjk >= 20 else "en"
 
 
 @lru_cache(maxsize=200_000)

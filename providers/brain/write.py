@@ -1,0 +1,82 @@
+"""Write: the answer, with [n] markers citing the numbered passages."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+
+from core.schemas import DraftAnswer, Passage
+from providers import prompts
+from providers.brain.chat import THINK_RE, Chat, messages
+from providers.brain.errors import ModelGaveUp
+from providers.offline_brain.answer import extractive_answer
+from providers.offline_brain.meaning import Meaning
+
+
+class OfflineWriter:
+    """An extractive answer of chosen sentences (providers/offline_brain/answer.py); ``threshold`` is the
+    key-term coverage that counts as a lexical match."""
+
+    def __init__(self, threshold: float = 0.5, meaning: Meaning | None = None) -> None:
+        self.threshold = threshold
+        self.meaning = meaning
+
+    def __call__(self, question: str, passages: list[Passage]) -> DraftAnswer:
+        return extractive_answer(question, passages, threshold=self.threshold, meaning=self.meaning)
+
+
+# Why an answer is rejected, or "" to accept it (question, answer, passages): providers.answer_check.
+AnswerCheck = Callable[[str, str, list[Passage]], str]
+ANSWER_CUT_NOTE = " … [answer cut at {limit} characters: AGENTIC_RAG_MAX_ANSWER_CHARS]"
+
+
+class LLMWriter:
+    """Streams the answer so LangGraph's ``messages`` mode shows tokens as they arrive.
+
+    ``check`` judges the model's answer independently of the model: a reason to reject it makes the
+    role give up, so the fallback (offline) writer answers and the reason goes into the trace. An
+    answer longer than ``max_chars`` is cut there and read no further.
+    """
+
+    def __init__(self, chat: Chat, check: AnswerCheck | None = None, max_chars: int = 4000) -> None:
+        self.chat = chat
+        self.check = check
+        self.max_chars = max_chars
+
+    def __call__(self, question: str, passages: list[Passage]) -> DraftAnswer:
+        if not passages:
+            raise ModelGaveUp("no passages to answer from")
+        asked = messages(prompts.ANSWER_SYSTEM, prompts.answer_user(question, passages))
+        text = THINK_RE.sub("", read_capped(self.chat.stream("answer", asked), self.max_chars)).strip()
+        if not text:
+            raise ModelGaveUp("empty answer")
+        reason = self.check(question, text, passages) if self.check else ""
+        if reason:
+            raise ModelGaveUp(f"answer rejected: {reason}")
+        return draft_from_text(text)
+
+
+def read_capped(pieces: Iterable[str], limit: int) -> str:
+    """The streamed text, reading no further once it passes ``limit`` characters (then marked cut)."""
+    kept: list[str] = []
+    size = 0
+    for piece in pieces:
+        kept.append(piece)
+        size += len(piece)
+        if size > limit:
+            return "".join(kept)[:limit].rstrip() + ANSWER_CUT_NOTE.format(limit=limit)
+    return "".join(kept)
+
+
+def draft_from_text(text: str) -> DraftAnswer:
+    """Build a DraftAnswer, marking it insufficient when the canned phrase appears."""
+    folded = text.casefold()
+    insufficient = any(marker.casefold() in folded for marker in prompts.INSUFFICIENT_MARKERS)
+    missing: list[str] = []
+    for line in text.splitlines():
+        stripped = line.strip().lstrip("-*• ").strip()
+        for prefix in prompts.MISSING_PREFIXES:
+            if stripped.casefold().startswith(prefix):
+                items = re.split(r"[;；、]|,\s", stripped[len(prefix) :])
+                missing += [item.strip(" .。") for item in items if item.strip(" .。")]
+    return DraftAnswer(answer=text, insufficient=insufficient or bool(missing), missing=missing)
