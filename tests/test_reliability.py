@@ -654,8 +654,8 @@ def test_an_answer_obeying_a_planted_instruction_is_replaced_by_the_offline_answ
 )
 def test_the_answer_check_is_independent_of_the_model(embedder, question, answer, rejected):
     from core.schemas import Passage
-    from providers.answer_check import AnswerChecker
     from providers.brain import offline_brain
+    from providers.brain.answer_check import AnswerChecker
 
     passages = [
         Passage(

@@ -108,7 +108,7 @@ def make_brain(settings: Settings, embedder: TextEmbedder | None = None, **optio
     offline = offline_brain(sufficiency_threshold=settings.sufficiency_threshold, embedder=embedder)
     if not settings.llm_configured:
         return offline
-    from providers.answer_check import AnswerChecker
+    from providers.brain.answer_check import AnswerChecker
     from providers.llm import chat_model_from_settings
 
     return llm_brain(

@@ -25,7 +25,7 @@ class OfflineWriter:
         return extractive_answer(question, passages, threshold=self.threshold, meaning=self.meaning)
 
 
-# Why an answer is rejected, or "" to accept it (question, answer, passages): providers.answer_check.
+# Why an answer is rejected, or "" to accept it (question, answer, passages): providers.brain.answer_check.
 AnswerCheck = Callable[[str, str, list[Passage]], str]
 ANSWER_CUT_NOTE = " … [answer cut at {limit} characters: AGENTIC_RAG_MAX_ANSWER_CHARS]"
 
