@@ -118,7 +118,9 @@ def kill_ask(runs: int, seed: int) -> dict:
         began = time.monotonic()
         assert cli(env, "ask", questions[0], "--thread", thread).returncode == 0
         took = time.monotonic() - began  # kill somewhere in the second half of a turn's run time
-        killed += kill_after(start(env, "ask", questions[1], "--thread", thread), rng.uniform(0.5, 1.0) * took)
+        killed += kill_after(
+            start(env, "ask", questions[1], "--thread", thread), rng.uniform(0.5, 1.0) * took
+        )
         done = cli(env, "ask", questions[2], "--thread", thread, "--json")
         shown = json.loads(cli(env, "threads", "show", thread, "--json").stdout)["turns"]
         roles = [role for role, _ in shown]
