@@ -7,9 +7,13 @@ import json
 import sys
 from typing import Any
 
+from rich.console import Console
 from rich.markup import escape
 
 from config import Settings, load_settings
+
+# Wide enough that nothing wraps, small enough that rich's layout arithmetic stays cheap.
+UNWRAPPED_WIDTH = 10_000
 
 # Bidirectional overrides and isolates reorder what the terminal shows (U+202E makes "exe.txt" read
 # "txt.exe"); C0/C1 controls move the cursor, retitle windows or hide text. Tab and newline stay.
@@ -64,3 +68,12 @@ def settings_from(args: argparse.Namespace, **extra: Any) -> Settings:
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
     sys.stdout.flush()
+
+
+def make_console(*, stderr: bool = False, **options: Any) -> Console:
+    """A console for a terminal, or, when output goes to a file or pipe, one that never hard-wraps lines
+    (a wrapped line would split citation markers such as ``[1]`` and break scripts reading the output)."""
+    stream = sys.stderr if stderr else sys.stdout
+    if stream.isatty():
+        return Console(stderr=stderr, **options)
+    return Console(stderr=stderr, soft_wrap=True, width=UNWRAPPED_WIDTH, **options)

@@ -1,8 +1,8 @@
 """Turn a file on disk into a ``LoadedDocument`` of structural blocks.
 
-One entry point, ``load_document``, dispatches on the suffix to a parser for Markdown, plain text, HTML
-or PDF. Every way a file can be unusable (too large, binary, undecodable, empty, broken or encrypted
-PDF, a parser bug on a strange file) ends as a ``LoaderError`` with a reason a user can act on, so a
+One entry point, ``load_document``, dispatches on the suffix to a parser for Markdown, plain text, HTML,
+PDF, or (from ``ingestion.formats``) reST, Word, CSV/TSV, notebooks and code. Every way a file can be
+unusable (too large, binary, undecodable, empty, broken or encrypted PDF, a parser bug on a strange file) ends as a ``LoaderError`` with a reason a user can act on, so a
 bad file in a large folder is reported and skipped instead of stopping the whole ingestion.
 """
 
@@ -13,7 +13,6 @@ import errno
 import hashlib
 import io
 import logging
-import os
 import re
 import stat
 import warnings
@@ -54,24 +53,6 @@ def load_document(path: Path, *, max_bytes: int) -> LoadedDocument:
         raise LoaderError(f"cannot parse file ({type(exc).__name__}: {exc})", source) from None
 
 
-def iter_source_files(paths: list[Path], problems: list[tuple[Path, str]] | None = None) -> list[Path]:
-    """Expand directories into the supported files below them, in sorted order.
-
-    Hidden directories (``.git``, ``.venv``), ``__pycache__``/``node_modules``, hidden files and files
-    with unsupported suffixes found while walking are skipped. Paths given explicitly are kept even when
-    unsupported or missing, so the caller can report them as skipped with a reason. Folders that cannot
-    be read are appended to ``problems`` as (folder, reason) instead of being skipped silently.
-    """
-    found: list[Path] = []
-    for path in paths:
-        path = Path(path)
-        if path.is_dir():
-            found.extend(sorted(_walk_supported(path, problems)))
-        else:
-            found.append(path)
-    return list(dict.fromkeys(found))
-
-
 _FILE_KINDS: tuple[tuple[Callable[[int], bool], str], ...] = (
     (stat.S_ISDIR, "a folder"),
     (stat.S_ISFIFO, "a named pipe (FIFO)"),
@@ -101,18 +82,6 @@ def regular_file(path: Path) -> Path:
         kind = next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
         raise LoaderError(f"{kind}, not a regular file; skipped")
     return resolved
-
-
-def _walk_supported(root: Path, problems: list[tuple[Path, str]] | None) -> Iterator[Path]:
-    def unreadable(exc: OSError) -> None:
-        if problems is not None:
-            problems.append((Path(exc.filename or root), f"cannot read folder ({exc.strerror or exc})"))
-
-    for folder, dirs, files in os.walk(root, onerror=unreadable):
-        dirs[:] = [name for name in dirs if not name.startswith(".") and name not in SKIPPED_DIR_NAMES]
-        for name in files:
-            if not name.startswith(".") and Path(name).suffix.lower() in SUPPORTED_SUFFIXES:
-                yield Path(folder) / name
 
 
 def _load(path: Path, source: str, max_bytes: int) -> LoadedDocument:
@@ -833,3 +802,15 @@ _PARSERS: dict[str, Callable[[bytes], tuple[str | None, list[Block]]]] = {
     ".htm": parse_html,
     ".pdf": parse_pdf,
 }
+
+
+# More formats (.rst, .docx, .csv/.tsv, .ipynb, source code) live in their own module.
+from ingestion.formats import PARSERS as _MORE_PARSERS  # noqa: E402
+
+_PARSERS.update(_MORE_PARSERS)
+SUPPORTED_SUFFIXES = SUPPORTED_SUFFIXES + tuple(_MORE_PARSERS)
+
+
+def supported_suffixes() -> tuple[str, ...]:
+    """Every suffix ingestion reads (JSON Lines included)."""
+    return SUPPORTED_SUFFIXES
