@@ -75,7 +75,7 @@ def test_the_agentic_rag_command_is_declared_and_runs():
 
 def test_setup_installs_the_project_with_its_scripts():
     setup = (ROOT / "scripts" / "setup.sh").read_text()
-    assert 'pip install -e ".[dev]"' in setup
+    assert re.search(r'pip install -e "\.\[dev[],]', setup)  # the project, editable, with its scripts
 
 
 # --- logging flags -----------------------------------------------------------------------------------------
