@@ -53,7 +53,6 @@ def run(args: argparse.Namespace) -> int:
     from graph.builder import build_graph
     from graph.run import ask
     from memory.checkpointer import open_checkpointer
-    from memory.threads import cap_checkpoints
     from nodes.context import build_context
     from nodes.state import CHECKPOINT_TYPES
     from retrievers.index import require_chunks
@@ -71,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         else nullcontext(None)
     )
     with saver_cm as saver:
-        app = build_graph(checkpointer=saver)
+        app = build_graph(checkpointer=saver, max_checkpoints_per_thread=settings.max_checkpoints_per_thread)
         result = ask(
             app,
             args.question,
@@ -80,8 +79,6 @@ def run(args: argparse.Namespace) -> int:
             mode=args.mode,
             filters=Filters.from_pairs(args.filter) if args.filter else None,
         )
-        if saver is not None:
-            cap_checkpoints(saver, args.thread, settings.max_checkpoints_per_thread)
     for warning in result.warnings:
         Console(stderr=True, highlight=False, soft_wrap=True).print(f"warning: {escape(warning)}")
     if args.json:

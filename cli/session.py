@@ -239,7 +239,6 @@ class Session:
         from langgraph.errors import GraphRecursionError
 
         from graph.run import build_input, question_budget_for, result_from_state, run_config
-        from memory.threads import cap_checkpoints
         from providers.brain.budget import question_budget
 
         settings = self.context.settings
@@ -254,14 +253,18 @@ class Session:
                     build_input(question, self.mode, None),
                     config=config,
                     context=self.context,
-                    stream_mode=["updates", "messages"],
+                    stream_mode=["updates", "messages", "values"],
                 )
 
         run = _Run(stream)
         printed = 0
         streamed = ""
+        final: dict[str, Any] = {}
         try:
             for mode, payload in run.updates():
+                if mode == "values":
+                    final = payload  # the full state (checkpoints keep only the conversation)
+                    continue
                 if mode == "messages":
                     token = answer_token(payload)
                     if token:
@@ -294,10 +297,9 @@ class Session:
         self._end_progress(printed)
         for warning in budget.warnings:
             self.warn.print(f"warning: {escape(warning)}")
-        state = self.app.get_state(config).values
+        state = final or self.app.get_state(config).values
         self.last = result_from_state(question, state, started, self.thread_id)
         self.last.warnings = budget.warnings
-        cap_checkpoints(self.saver, self.thread_id, settings.max_checkpoints_per_thread)
         self.remember()
         render_answer(self.console, self.last, streamed=streamed)
 
@@ -397,8 +399,16 @@ class Session:
             self.console.print(
                 f"[bold][{passage.number}][/] {escape(passage.source + heading)}{mark}", highlight=False
             )
-            self.console.print(escape(passage.text.strip()), highlight=False)
+            self.console.print(escape(self.passage_text(passage).strip()), highlight=False)
             self.console.print()
+
+    def passage_text(self, passage: Any) -> str:
+        """The passage's text; a conversation resumed from a checkpoint has only its id, so the index has it."""
+        if passage.text:
+            return passage.text
+        docstore = self.context.retrievers.index.docstore
+        found = docstore.get(docstore.positions_of([passage.chunk_id]).values())
+        return next(iter(found.values())).text if found else "(no longer in the index)"
 
     def cmd_trace(self, _: str) -> None:
         if self.last is None or not self.last.trace:
@@ -558,7 +568,9 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
         sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url, allowed_types=CHECKPOINT_TYPES
     ) as saver:
         session = Session(
-            app=build_graph(checkpointer=saver),
+            app=build_graph(
+                checkpointer=saver, max_checkpoints_per_thread=settings.max_checkpoints_per_thread
+            ),
             context=context,
             saver=saver,
             console=console,
