@@ -3,6 +3,8 @@ text, and at most N per thread, whoever drives the graph: ``graph.ask`` here, on
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from graph.builder import build_graph
@@ -37,13 +39,14 @@ def saver(request, tmp_path):
 def test_ask_keeps_at_most_n_slim_checkpoints_per_thread(make_context, saver):
     context = make_context()
     app = build_graph(checkpointer=saver, max_checkpoints_per_thread=3)
-    results = [ask(app, question, context=context, thread_id="t1") for question in TURNS]
-    ask(app, TURNS[0], context=context, thread_id="other")
-    assert count_checkpoints(saver, "t1") == 3 and count_checkpoints(saver, "other") == 3
+    t1, other = uuid.uuid4().hex, uuid.uuid4().hex  # the PostgreSQL server is shared by the session
+    results = [ask(app, question, context=context, thread_id=t1) for question in TURNS]
+    ask(app, TURNS[0], context=context, thread_id=other)
+    assert count_checkpoints(saver, t1) == 3 and count_checkpoints(saver, other) == 3
     last = results[-1]
     assert last.passages and all(p.text for p in last.passages)  # the caller gets the evidence
     assert last.ranked_ids
-    stored = app.get_state({"configurable": {"thread_id": "t1"}}).values
+    stored = app.get_state({"configurable": {"thread_id": t1}}).values
     assert stored["answer"] == last.answer and stored["citations"] == last.citations
     assert [p.chunk_id for p in stored["passages"]] == [p.chunk_id for p in last.passages]
     assert all(p.text == "" for p in stored["passages"])  # ids only
@@ -55,5 +58,6 @@ def test_ask_keeps_at_most_n_slim_checkpoints_per_thread(make_context, saver):
 
 def test_without_a_cap_every_checkpoint_stays(make_context, saver):
     app = build_graph(checkpointer=saver, max_checkpoints_per_thread=None)
-    ask(app, TURNS[0], context=make_context(), thread_id="t1")
-    assert count_checkpoints(saver, "t1") > 3
+    thread = uuid.uuid4().hex
+    ask(app, TURNS[0], context=make_context(), thread_id=thread)
+    assert count_checkpoints(saver, thread) > 3

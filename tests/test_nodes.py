@@ -127,11 +127,23 @@ def test_multi_hop_fans_out_one_typed_send_per_sub_query():
     assert payloads[0].filters.language == "zh"
 
 
-@pytest.mark.parametrize(("mode", "bridges"), [("agentic", True), ("self_query", False)])
-def test_merge_hops_takes_the_second_hop_only_when_the_policy_says(runtime, mode, bridges):
+NESTED = QueryAnalysis(
+    sub_queries=["celebrations the Quillon Bridge was opened during", "founder of <celebrations>"]
+)
+
+
+@pytest.mark.parametrize(
+    ("mode", "analysis", "bridges"),
+    [("agentic", NESTED, True), ("agentic", QueryAnalysis(), False), ("self_query", NESTED, False)],
+    ids=["agentic-nested", "agentic-single-hop", "self-query"],
+)
+def test_merge_hops_takes_the_second_hop_only_when_policy_and_question_call_for_it(
+    runtime, mode, analysis, bridges
+):
     rt = runtime()
     [found] = search_sub_query(SubQuery(sub_query=TWO_HOP_QUESTION), rt)["hop_hits"]
-    update = merge_hops({"question": TWO_HOP_QUESTION, "mode": mode, "hop_hits": [found]}, rt)
+    state = {"question": TWO_HOP_QUESTION, "mode": mode, "analysis": analysis, "hop_hits": [found]}
+    update = merge_hops(state, rt)
     event = update["trace"][0]
     assert (event.counts["bridge_hops"] > 0) == bridges
     found_by = {h.id: h.ranks for h in update["retrieved"]}
