@@ -336,7 +336,6 @@ def test_verify_removes_unsupported_sentences_when_asked(runtime, text, answer, 
     assert event.decision is (Decision.REMOVED_UNSUPPORTED if remove else Decision.VERIFIED)
 
 
-<<<<<<< HEAD
 def test_citations_are_numbered_by_first_use():
     from core.schemas import Passage
     from nodes.generate import renumber_by_first_use
@@ -347,7 +346,8 @@ def test_citations_are_numbered_by_first_use():
     assert [(p.number, p.chunk_id) for p in renumbered] == [(1, "c3"), (2, "c1"), (3, "c2")]
     same, unchanged = renumber_by_first_use("A [1]. B [2].", passages)
     assert same == "A [1]. B [2]." and unchanged == passages
-=======
+
+
 def cite(number: int, chunk_id: str = "h") -> Citation:
     return Citation(number=number, chunk_id=chunk_id, source="docs/hnsw.md")
 
@@ -478,4 +478,3 @@ def test_rerank_moves_passages_found_by_both_hops_freely(runtime):
     ]
     update = rerank({"question": question, "retrieved": fused}, reranking(runtime))
     assert update["reranked"][0].id == "both"
->>>>>>> issue-9
