@@ -427,9 +427,8 @@ class Session:
         """The passage's text; a conversation resumed from a checkpoint has only its id, so the index has it."""
         if passage.text:
             return passage.text
-        docstore = self.context.retrievers.index.docstore
-        found = docstore.get(docstore.positions_of([passage.chunk_id]).values())
-        return next(iter(found.values())).text if found else "(no longer in the index)"
+        found = self.context.retrievers.index.chunks_by_id([passage.chunk_id])
+        return found[passage.chunk_id].text if found else "(no longer in the index)"
 
     def cmd_trace(self, _: str) -> None:
         if self.last is None or not self.last.trace:

@@ -179,6 +179,10 @@ class Index:
     def titles(self) -> list[str]:
         return self.docstore.titles()
 
+    def chunks_by_id(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
+        found = self.docstore.get(self.docstore.positions_of(chunk_ids).values())
+        return {chunk.id: chunk for chunk in found.values()}
+
     def count(self) -> int:
         return self.docstore.count()
 

@@ -325,6 +325,9 @@ class MilvusStore:
         rows = self.client.get(self.target.collection, ids=wanted, output_fields=["pk", *CHUNK_FIELDS])
         return {row["pk"]: _chunk(row) for row in rows}
 
+    def chunks_by_id(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
+        return {chunk.id: chunk for chunk in self.chunks_at(key(i) for i in chunk_ids).values()}
+
     def resolve(self, keys: Iterable[str], scores: Iterable[float]) -> list[tuple[Chunk, float]]:
         """(chunk, score) pairs in the given order."""
         pairs = list(zip(keys, scores, strict=True))

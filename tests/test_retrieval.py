@@ -191,3 +191,8 @@ def test_multi_hop_links_titles_mentioned_in_first_hop_passages():
 
 def test_traditional_chinese_is_segmented_like_simplified():
     assert set(tokenize("馬祖地區的觀光")) & set(tokenize("马祖地区的观光")) >= {"马祖", "地区", "观光"}
+
+
+def test_chunks_are_found_by_their_own_id_in_either_store(retrievers):
+    found = retrievers.index.chunks_by_id(["err-4711", "no-such-id"])
+    assert list(found) == ["err-4711"] and "E-4711" in found["err-4711"].text
