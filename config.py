@@ -126,6 +126,7 @@ class Settings(BaseSettings):
     history_token_budget: int = Field(default=1000, ge=50)
     remove_unsupported: bool = False
     max_question_chars: int = Field(default=4000, ge=10)
+    max_answer_chars: int = Field(default=4000, ge=200, description="a longer model answer is cut")
 
     # --- memory ------------------------------------------------------------------------------
     max_checkpoints_per_thread: int = Field(default=20, ge=1)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rich.markup import escape
 from rich.table import Table
 
-from cli.common import add_common, make_console, print_json, settings_from
+from cli.common import add_common, make_console, print_json, settings_from, shown
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -132,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(report.model_dump())
         return 0
     console = make_console()
-    table = Table(title=f"ingest into {report.index_dir}", show_header=False)
+    table = Table(title=f"ingest into {shown(report.index_dir)}", show_header=False)
     for label, value in [
         ("files seen", report.files_seen),
         ("added", len(report.added)),
@@ -149,16 +148,16 @@ def run(args: argparse.Namespace) -> int:
         table.add_row(label, str(value))
     console.print(table)
     for failed in report.failed:
-        console.print(f"[yellow]skipped[/] {escape(failed.source)}: {escape(failed.reason)}")
+        console.print(f"[yellow]skipped[/] {shown(failed.source)}: {shown(failed.reason)}")
     if getattr(args, "verbose", 0):
         for path in report.unsupported:
-            console.print(f"[dim]unsupported[/] {escape(path)}")
+            console.print(f"[dim]unsupported[/] {shown(path)}")
     elif report.unsupported:
         console.print(f"[dim]{len(report.unsupported)} unsupported files not read; -v lists them[/]")
     if report.chunks_total == 0:
         make_console(stderr=True).print(
             "[yellow]the index is empty: nothing readable was found "
-            f"(supported: {escape(' '.join(supported_suffixes()))})[/]",
+            f"(supported: {shown(' '.join(supported_suffixes()))})[/]",
             highlight=False,
         )
     return 0

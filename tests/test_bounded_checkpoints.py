@@ -38,9 +38,8 @@ def saver(request, tmp_path):
 
 def test_ask_keeps_at_most_n_slim_checkpoints_per_thread(make_context, saver):
     context = make_context()
+    t1, other = f"t1-{uuid.uuid4().hex}", f"other-{uuid.uuid4().hex}"  # the server is shared per session
     app = build_graph(checkpointer=saver, max_checkpoints_per_thread=3)
-    # Fresh thread ids: the PostgreSQL database is shared by the whole session (and both stores' runs).
-    t1, other = f"t1-{uuid.uuid4().hex}", f"other-{uuid.uuid4().hex}"
     results = [ask(app, question, context=context, thread_id=t1) for question in TURNS]
     ask(app, TURNS[0], context=context, thread_id=other)
     assert count_checkpoints(saver, t1) == 3 and count_checkpoints(saver, other) == 3

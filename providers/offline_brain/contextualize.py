@@ -335,10 +335,25 @@ def refers_back(question: str) -> bool:
     return _en_referring(q) is not None or bool(_EN_WHAT_ABOUT.match(q))
 
 
+def names_its_own_context(question: str) -> bool:
+    """A long question, or one naming a person, title or identifier, carries its own antecedent
+    ("Scott Buchholz ... he previously served as ...")."""
+    q = question.strip()
+    long = len(re.findall(r"[\u4e00-\u9fff]", q)) > 20 if contains_cjk(q) else len(q.split()) > 12
+    own = (
+        re.search(r"《[^》]+》|\"[^\"]+\"|“[^”]+”", q)
+        or _EN_NAME.search(q)
+        or re.search(r"\w*\d\w*|[A-Z]{2,}", q)
+    )
+    return bool(long or own)
+
+
 def needs_clarification(question: str, history: list[tuple[str, str]]) -> bool:
-    """True when the question refers back but the conversation names nothing it could refer to."""
-    conversation = _Conversation(history)
-    return refers_back(question) and not conversation.thing()
+    """True when a short question refers back but neither it nor the conversation names anything it
+    could refer to (a fresh thread opened with "那个性能问题怎么解决的？")."""
+    if not refers_back(question) or names_its_own_context(question):
+        return False
+    return not _Conversation(history).thing()
 
 
 # ---- rewriting ------------------------------------------------------------------------------------
