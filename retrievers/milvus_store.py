@@ -129,9 +129,10 @@ def connect(target: MilvusTarget):
         path = Path(uri).expanduser()
         path.parent.mkdir(parents=True, exist_ok=True)
         uri = str(path.resolve())
-        # Milvus Lite serves this process through an in-process gRPC server that allows no keepalive
-        # pings (GOAWAY "too many pings" after a few, which drops the connection): nothing to probe here.
-        kwargs["grpc_options"] = _NO_KEEPALIVE
+    # No keepalive pings: Milvus Lite's gRPC server (in process, or `milvus_lite server`) answers
+    # pymilvus's 10 s pings with GOAWAY "too many pings", which kills the shared connection for good;
+    # without pings a connection a server dropped fails on its next call and pymilvus reconnects.
+    kwargs["grpc_options"] = _NO_KEEPALIVE
     try:
         return MilvusClient(uri=uri, **kwargs)
     except Exception as exc:  # grpc/pymilvus raise several unrelated types for "cannot connect"
