@@ -44,6 +44,11 @@ class Settings(BaseSettings):
     rerank_blend: float = Field(
         default=0.3, ge=0, le=1, description="weight of the first-stage score in the e5/lexical rerank score"
     )
+    rerank_window_tokens: int = Field(
+        default=80,
+        ge=0,
+        description="e5 reranker scores each candidate's best window of about this many tokens (0: whole passage)",
+    )
     rerank_prewarm: bool = Field(
         default=False, description="embed passages for the e5 reranker at ingest, so first queries run warm"
     )
