@@ -282,7 +282,10 @@ LONG_EN = " ".join(
     [f"The gateway release {i} changed logging defaults and startup order." for i in range(12)]
     + ["Cats are carnivores: they mostly eat meat and fish, or commercial cat food."]
 )
-LONG_ZH = "".join([f"第{i}版网关调整了日志默认值和启动顺序。" for i in range(12)] + ["猫是肉食动物，主要吃肉和鱼，也可以喂猫粮。"])
+LONG_ZH = "".join(
+    [f"第{i}版网关调整了日志默认值和启动顺序。" for i in range(12)]
+    + ["猫是肉食动物，主要吃肉和鱼，也可以喂猫粮。"]
+)
 
 
 @pytest.mark.parametrize("text", [LONG_EN, LONG_ZH], ids=["en", "zh"])
