@@ -8,7 +8,7 @@ from contextlib import nullcontext
 from rich.console import Console
 from rich.markup import escape
 
-from cli.common import add_common, print_json, settings_from
+from cli.common import add_common, print_json, settings_from, show_rerank_progress
 from graph.routing import MODES
 
 
@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
     settings = settings_from(args, brain=args.brain)
     context = build_context(settings)
+    show_rerank_progress(context.reranker)
     saver_cm = (
         open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url)
         if args.thread

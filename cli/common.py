@@ -26,3 +26,17 @@ def settings_from(args: argparse.Namespace, **extra: Any) -> Settings:
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
     sys.stdout.flush()
+
+
+def show_rerank_progress(reranker: Any, stream: Any = None) -> None:
+    """While the e5 reranker embeds uncached windows, keep one status line on stderr (terminals only)."""
+    stream = stream or sys.stderr
+    if reranker is None or not hasattr(reranker, "progress") or not stream.isatty():
+        return
+
+    def report(done: int, total: int) -> None:
+        line = "" if done >= total else f"reranking: embedding passage windows {done}/{total} (Ctrl-C stops)"
+        stream.write(f"\r\033[2K{line}")
+        stream.flush()
+
+    reranker.progress = report

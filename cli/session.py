@@ -26,7 +26,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from cli.ask import render_answer
-from cli.common import add_common
+from cli.common import add_common, show_rerank_progress
 from graph.routing import MODES
 
 PROMPT = "» "
@@ -498,6 +498,8 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
     from memory.checkpointer import open_checkpointer
 
     context = build_context(settings)
+    if interactive:
+        show_rerank_progress(context.reranker)
     with open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url) as saver:
         session = Session(
             app=build_graph(checkpointer=saver),

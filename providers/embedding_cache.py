@@ -116,12 +116,14 @@ class CachedEmbedder:
     def embed_documents(
         self, texts: list[str], progress: Callable[[int, int], None] | None = None
     ) -> np.ndarray:
-        """Rows for ``texts``; ``progress(done, total)`` is called after each batch that had to be embedded."""
+        """Rows for ``texts``; ``progress(done, total)`` is called before and after each batch to embed."""
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         cached = self.cache.get_many(self.name, texts)
         todo = list(dict.fromkeys(t for t in texts if text_key(t) not in cached))
+        if progress is not None and todo:
+            progress(0, len(todo))
         for start in range(0, len(todo), self.batch_size):
             batch = todo[start : start + self.batch_size]
             fresh = self.inner.embed_documents(batch)

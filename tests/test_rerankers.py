@@ -341,10 +341,11 @@ def test_windows_are_embedded_in_small_batches_with_progress_and_an_interrupt_ke
     seen: list[tuple[int, int]] = []
     reranker.progress = lambda done, total: seen.append((done, total))
     reranker.rerank(EN_QUERY, candidates(texts))
-    assert counting.batches == [2, 2, 2, 2] and seen == [(2, 8), (4, 8), (6, 8), (8, 8)]
+    assert counting.batches == [2, 2, 2, 2] and seen == [(0, 8), (2, 8), (4, 8), (6, 8), (8, 8)]
 
     def interrupt(done: int, total: int) -> None:  # what Ctrl-C does between two native calls
-        raise KeyboardInterrupt
+        if done:
+            raise KeyboardInterrupt
 
     fresh = EmbeddingReranker(CountingE5(), cache, window_tokens=40, batch_size=2)
     fresh.progress = interrupt
@@ -362,3 +363,23 @@ def test_warming_embeds_every_window_so_any_question_runs_warm(tmp_path: Path) -
     reranker.rerank(EN_QUERY, candidates([LONG_EN]))
     reranker.rerank("gateway logging defaults", candidates([LONG_EN]))
     assert reranker.embedder.misses == len(reranker.windows(chunk))
+
+
+def test_the_cli_shows_rerank_progress_on_a_terminal_only() -> None:
+    import io
+
+    from cli.common import show_rerank_progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    reranker = EmbeddingReranker(CountingE5(), window_tokens=40, batch_size=2)
+    terminal = Terminal()
+    show_rerank_progress(reranker, terminal)
+    reranker.rerank(EN_QUERY, candidates(EN_TEXTS))
+    assert "embedding passage windows 2/3" in terminal.getvalue()
+    assert terminal.getvalue().endswith("\r\033[2K")  # the line is cleared when done
+    quiet = EmbeddingReranker(CountingE5())
+    show_rerank_progress(quiet, io.StringIO())
+    assert quiet.progress is None
