@@ -33,13 +33,12 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from config import load_settings
+from core.chunks import Chunk
+from core.text import detect_language, split_sentences
 from evaluators.datasets import load_dataset, resolve_dataset_dir
 from ingestion.indexing import embedding_text, index_chunks
-from providers.offline_brain.extractive import split_sentences
 from retrievers.factory import embedder_for
 from retrievers.index import index_exists
-from retrievers.tokenize import detect_language
-from retrievers.types import Chunk
 
 SETS = (
     "scifact_train",
@@ -210,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(folder / "cache", ignore_errors=True)
 
     from graph.builder import build_graph
-    from graph.context import build_context
+    from nodes.context import build_context
 
     started = time.perf_counter()
     context = build_context(load_settings(brain="offline", reranker=args.reranker), index_dir=folder)
@@ -221,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         label = "cold (first pass in a fresh process)" if number == 0 else f"warm (pass {number + 1})"
         passes[label] = run_pass(app, context, questions, modes)
     log(f"load average at end: {os.getloadavg()}")
-    size = context.retrievers.index.size
+    size = context.retrievers.index.count()
     print(f"## `ask` at {size:,} chunks, {len(questions)} questions, reranker {settings.reranker}\n")
     for label, results in passes.items():
         print("\n".join(table(label, results)))

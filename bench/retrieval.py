@@ -54,12 +54,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from config import Settings
+from core.chunks import Chunk
 from retrievers.bm25 import BM25Index
 from retrievers.docstore import DocStore
 from retrievers.fusion import Ranking
 from retrievers.hybrid import HybridRetriever
 from retrievers.index import Index
-from retrievers.types import Chunk
 from retrievers.vector_index import HnswParams, VectorIndex
 
 TOP_K = 10
@@ -558,8 +558,8 @@ def full_path(
 
 
 def tokenizer_throughput(limit: int) -> list[str]:
-    """retrievers.tokenize.tokenize on real passages (drcd_dev for Chinese, scifact for English)."""
-    from retrievers.tokenize import tokenize
+    """core.tokenize.tokenize on real passages (drcd_dev for Chinese, scifact for English)."""
+    from core.tokenize import tokenize
 
     sets = {"zh (drcd_dev)": "drcd_dev", "en (scifact_train)": "scifact_train"}
     rows = [
@@ -697,7 +697,7 @@ def main(argv: list[str] | None = None) -> int:
     log(f"faiss {faiss.__version__}, numpy {np.__version__}, {os.cpu_count()} cpus, args {vars(args)}")
     lines: list[str] = []
     if args.tokenizer_passages > 0:
-        lines += ["## Tokenizer throughput (retrievers.tokenize.tokenize, one thread)", ""]
+        lines += ["## Tokenizer throughput (core.tokenize.tokenize, one thread)", ""]
         lines += [*tokenizer_throughput(args.tokenizer_passages), ""]
         print("\n".join(lines), flush=True)
     runs: list[Run] = []

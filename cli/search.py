@@ -26,8 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from core.chunks import Filters
     from retrievers.factory import open_retrievers
-    from retrievers.types import Filters
 
     settings = settings_from(args)
     filters = Filters.from_pairs(args.filter) if args.filter else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import queue
 import sys
 import threading
@@ -27,7 +28,8 @@ from rich.table import Table
 
 from cli.ask import render_answer
 from cli.common import add_common, show_rerank_progress
-from graph.routing import MODES
+from core.trace import Decision, TraceEvent
+from nodes.policy import MODES
 
 PROMPT = "» "
 HELP: list[tuple[str, str]] = [
@@ -56,37 +58,34 @@ def register(sub: argparse._SubParsersAction) -> None:
 # --- progress -----------------------------------------------------------------------------------------
 
 
-def step_label(entry: dict[str, Any], update: dict[str, Any]) -> str | None:
-    """A short, human label for one trace entry, or None for steps not worth a word."""
-    node = entry.get("node", "")
-    decision = str(entry.get("decision") or "")
+def step_label(event: TraceEvent) -> str | None:
+    """A short, human label for one trace event, or None for steps not worth a word."""
+    node, decision = event.node, event.decision
     if node == "contextualize":
-        if decision == "rewritten follow-up":
-            return f'follow-up: "{update.get("standalone_question", "")}"'
-        return None
+        return f'follow-up: "{event.detail}"' if decision is Decision.FOLLOW_UP else None
     if node == "analyze_query":
         return "analysing"
     if node in RETRIEVE_LABEL:
-        extra = " + vector" if "added vector" in decision else ""
-        return RETRIEVE_LABEL[node] + extra
+        return RETRIEVE_LABEL[node] + (" + vector" if decision is Decision.TOPPED_UP else "")
     if node == "retrieve_multi_hop":
-        return f"multi-hop ({decision})" if decision else "multi-hop"
+        hops = event.counts.get("sub_queries", 0), event.counts.get("bridge_hops", 0)
+        return f"multi-hop ({hops[0]} sub-queries, {hops[1]} bridge hops)"
     if node == "rerank":
-        return None if decision.startswith("skipped") else "rerank"
+        return None if decision is Decision.SKIPPED else "rerank"
     if node == "evaluate":
-        if decision.startswith("skipped"):
-            return None
-        verdict, _, reason = decision.partition(" -> ")
-        if reason.startswith("retry"):
-            return f"evaluate: {verdict}, retry"
-        return f"evaluate: {verdict}" if reason in ("", verdict) else f"evaluate: {verdict} ({reason})"
+        return {
+            Decision.SUFFICIENT: "evaluate: sufficient",
+            Decision.RETRY: "evaluate: insufficient, retry",
+            Decision.STOPPED: f"evaluate: insufficient ({event.detail})",
+        }.get(decision)
     if node == "rewrite_query":
-        query = (entry.get("counts") or {}).get("query")
-        return f'rewrite: "{query}"' if query else "rewrite"
+        return f'rewrite: "{event.query}"' if event.query else "rewrite"
     if node == "generate":
         return "answer"
     if node == "verify":
-        return f"verify: {decision.replace(' sentences', '')}" if decision else None
+        supported, sentences = event.counts.get("supported", 0), event.counts.get("sentences", 0)
+        removed = event.counts.get("unsupported", 0) if decision is Decision.REMOVED_UNSUPPORTED else 0
+        return f"verify: {supported}/{sentences}" + (f"; removed {removed}" if removed else "")
     return None
 
 
@@ -96,12 +95,20 @@ def step_labels(update: dict[str, Any]) -> list[str]:
     for node_update in update.values():
         if not isinstance(node_update, dict):
             continue
-        for entry in node_update.get("trace") or []:
-            if isinstance(entry, dict) and "node" in entry:
-                label = step_label(entry, node_update)
+        for event in node_update.get("trace") or []:
+            if isinstance(event, TraceEvent):
+                label = step_label(event)
                 if label:
                     labels.append(label)
     return labels
+
+
+def answer_token(message: tuple[Any, dict[str, Any]]) -> str:
+    """The text of one streamed model token, when it belongs to the answer the generate node writes."""
+    chunk, metadata = message
+    if metadata.get("langgraph_node") != "generate":
+        return ""
+    return getattr(chunk, "text", "") or ""
 
 
 # --- one run in a worker thread -----------------------------------------------------------------------
@@ -113,7 +120,7 @@ class _Run:
     Cancelling stops the run at the next step boundary, where the checkpoint is consistent.
     """
 
-    def __init__(self, stream: Callable[[], Iterator[dict[str, Any]]]) -> None:
+    def __init__(self, stream: Callable[[], Iterator[Any]]) -> None:
         self._stream = stream
         self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
         self.cancelled = threading.Event()
@@ -134,7 +141,7 @@ class _Run:
                 iterator.close()  # type: ignore[attr-defined]
             self.events.put(("done", None))
 
-    def updates(self) -> Iterator[dict[str, Any]]:
+    def updates(self) -> Iterator[Any]:
         """Yield updates until the run ends; re-raise the run's exception in the caller's thread."""
         while True:
             try:
@@ -179,6 +186,7 @@ class Session:
     interactive: bool
     thread_id: str = field(default_factory=new_thread_id)
     last: Any = None  # AskResult of the latest answer on this thread
+    warn: Console = field(default_factory=lambda: Console(stderr=True, highlight=False, soft_wrap=True))
 
     # -- threads --
 
@@ -219,25 +227,42 @@ class Session:
     def ask(self, question: str) -> None:
         from langgraph.errors import GraphRecursionError
 
-        from graph.run import build_input, result_from_state, run_config
+        from graph.run import build_input, question_budget_for, result_from_state, run_config
         from memory.threads import cap_checkpoints
+        from providers.brain.budget import question_budget
 
         settings = self.context.settings
         config = run_config(self.context, self.thread_id)
         before = self.app.get_state(config)
         started = time.perf_counter()
-        run = _Run(
-            lambda: self.app.stream(
-                build_input(question, self.mode, None),
-                config=config,
-                context=self.context,
-                stream_mode="updates",
-            )
-        )
+        budget = question_budget_for(self.context)
+
+        def stream() -> Iterator[tuple[str, Any]]:
+            with question_budget(budget):
+                yield from self.app.stream(
+                    build_input(question, self.mode, None),
+                    config=config,
+                    context=self.context,
+                    stream_mode=["updates", "messages"],
+                )
+
+        run = _Run(stream)
         printed = 0
+        streamed = ""
         try:
-            for update in run.updates():
-                for label in step_labels(update):
+            for mode, payload in run.updates():
+                if mode == "messages":
+                    token = answer_token(payload)
+                    if token:
+                        if not streamed:
+                            self._end_progress(printed)
+                            printed = 0
+                        self.console.print(escape(token), end="", soft_wrap=True, highlight=False)
+                        streamed += token
+                    continue
+                for label in step_labels(payload):
+                    if streamed and printed == 0:
+                        self.console.print()  # the streamed answer ends; progress goes on below it
                     sep = "  " if printed == 0 else " -> "
                     self.console.print(f"[dim]{sep}{escape(label)}[/]", end="", soft_wrap=True)
                     printed += 1
@@ -256,11 +281,14 @@ class Session:
             self.console.print(f"[red]error: {escape(str(exc) or type(exc).__name__)}[/]")
             return
         self._end_progress(printed)
+        for warning in budget.warnings:
+            self.warn.print(f"warning: {escape(warning)}")
         state = self.app.get_state(config).values
         self.last = result_from_state(question, state, started, self.thread_id)
+        self.last.warnings = budget.warnings
         cap_checkpoints(self.saver, self.thread_id, settings.max_checkpoints_per_thread)
         self.remember()
-        render_answer(self.console, self.last)
+        render_answer(self.console, self.last, streamed=streamed)
 
     def _end_progress(self, printed: int) -> None:
         if printed:
@@ -351,14 +379,14 @@ class Session:
         if self.last is None or not self.last.passages:
             self.console.print("no sources yet: ask a question first")
             return
-        cited = {c["number"] for c in self.last.citations}
+        cited = {c.number for c in self.last.citations}
         for passage in self.last.passages:
-            heading = f" — {passage['heading']}" if passage.get("heading") else ""
-            mark = "" if passage["number"] in cited else " [dim](not cited)[/]"
+            heading = f" — {passage.heading}" if passage.heading else ""
+            mark = "" if passage.number in cited else " [dim](not cited)[/]"
             self.console.print(
-                f"[bold][{passage['number']}][/] {escape(passage['source'] + heading)}{mark}", highlight=False
+                f"[bold][{passage.number}][/] {escape(passage.source + heading)}{mark}", highlight=False
             )
-            self.console.print(escape(passage["text"].strip()), highlight=False)
+            self.console.print(escape(passage.text.strip()), highlight=False)
             self.console.print()
 
     def cmd_trace(self, _: str) -> None:
@@ -372,17 +400,20 @@ class Session:
         table = Table(show_edge=False, pad_edge=False)
         for column in ("#", "node", "decision", "details", "ms", "model calls"):
             table.add_column(column)
-        for number, entry in enumerate(last.trace, start=1):
-            counts = ", ".join(f"{k}={v}" for k, v in (entry.get("counts") or {}).items())
-            fallbacks = "; ".join(entry.get("fallbacks") or [])
-            details = "; ".join(part for part in (counts, fallbacks and f"fallback: {fallbacks}") if part)
+        for number, event in enumerate(last.trace, start=1):
+            counts = ", ".join(f"{k}={v}" for k, v in event.counts.items())
+            parts = (
+                event.query and f'query "{event.query}"',
+                counts,
+                event.fallback_reason and f"fallback: {event.fallback_reason}",
+            )
             table.add_row(
                 str(number),
-                entry["node"],
-                escape(str(entry.get("decision") or "")),
-                escape(details),
-                f"{entry.get('ms', 0):.0f}",
-                str(entry.get("model_calls", 0)),
+                event.node,
+                escape(event.decision.value + (f": {event.detail}" if event.detail else "")),
+                escape("; ".join(part for part in parts if part)),
+                f"{event.ms:.0f}",
+                str(event.model_calls),
             )
         self.console.print(table)
         self.console.print(
@@ -458,7 +489,8 @@ def _utf8_streams() -> None:
 def run_session(args: argparse.Namespace) -> int:
     from config import SettingsError, load_settings
     from memory.checkpointer import CheckpointerError
-    from retrievers.index import IndexError_, index_exists
+    from retrievers.index import IndexError_
+    from retrievers.store import store_exists
 
     _utf8_streams()
     interactive = sys.stdin.isatty()
@@ -469,12 +501,14 @@ def run_session(args: argparse.Namespace) -> int:
             index_dir=getattr(args, "index_dir", None),
             embedder=getattr(args, "embedder", None),
             brain=getattr(args, "brain", None),
+            store=getattr(args, "store", None),
         )
-    except SettingsError as exc:
+        exists = store_exists(settings)
+    except (SettingsError, IndexError_) as exc:
         errors.print(f"error: {escape(str(exc))}")
         return 2
-    folder = Path(settings.index_dir)
-    if not index_exists(folder):
+    folder = Path(settings.index_dir) if settings.store == "local" else settings.milvus_uri
+    if not exists:
         flag = "" if getattr(args, "index_dir", None) is None else f" --index {folder}"
         errors.print(
             f"No index in {folder} yet. Create one from your documents first:\n"
@@ -494,13 +528,24 @@ def run_session(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace, settings: Any, console: Console, interactive: bool) -> int:
     from graph.builder import build_graph
-    from graph.context import build_context
     from memory.checkpointer import open_checkpointer
+    from nodes.context import build_context
+    from nodes.state import CHECKPOINT_TYPES
+    from providers.brain import offline_brain
 
     context = build_context(settings)
     if interactive:
         show_rerank_progress(context.reranker)
-    with open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url) as saver:
+    problem = endpoint_problem(settings)
+    if problem:
+        # Once per session, not once per question: the offline brain answers until the next start.
+        Console(stderr=True, highlight=False, soft_wrap=True).print(
+            f"warning: {escape(problem)}; this session uses the offline brain"
+        )
+        context = dataclasses.replace(context, brain=offline_brain(settings.sufficiency_threshold))
+    with open_checkpointer(
+        sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url, allowed_types=CHECKPOINT_TYPES
+    ) as saver:
         session = Session(
             app=build_graph(checkpointer=saver),
             context=context,
@@ -530,12 +575,21 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
     return 0
 
 
+def endpoint_problem(settings: Any) -> str:
+    """What is wrong with the configured LLM endpoint ("" when none is configured or it is usable)."""
+    if not settings.llm_configured:
+        return ""
+    from providers.endpoint import check_endpoint
+
+    return check_endpoint(settings.openai_base_url, settings.openai_api_key, settings.llm_model).problem
+
+
 def _banner(session: Session, settings: Any, resumed: str | None) -> None:
-    brain = type(session.context.brain).__name__.replace("Brain", "").lower() or "?"
-    chunks = session.context.retrievers.index.docstore.count()
+    brain = session.context.brain.name
+    index = session.context.retrievers.index
     console = session.console
     console.print(
-        f"[bold]agentic-rag[/] · index {escape(str(settings.index_dir))} ({chunks} chunks) · "
+        f"[bold]agentic-rag[/] · index {escape(index.location)} ({index.count()} chunks) · "
         f"brain: {brain} · mode: {session.mode}"
     )
     if resumed and session.has_checkpoints(resumed):

@@ -1,24 +1,21 @@
-"""Run a dataset through the real graph in each mode: builds (or reuses) the dataset's index,
-then turns every mode into a harness ``RunMode``."""
+"""The index an evaluation dataset is searched in: built once per corpus and index-shaping settings,
+then reused (``graph.evaluation`` runs the graph over it in each mode)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+import re
 from pathlib import Path
 
 from config import Settings
-from evaluators.datasets import Dataset, EvalQuery, corpus_hash
-from evaluators.harness import QueryResult, RunMode
-from graph.builder import build_graph
-from graph.context import AgentContext, build_context
-from graph.run import ask
+from core.chunks import Chunk
+from core.text import detect_language
+from evaluators.datasets import Dataset, corpus_hash
 from ingestion.indexing import index_chunks
 from retrievers.factory import embedder_for
-from retrievers.index import IndexError_, index_exists, open_index
-from retrievers.tokenize import detect_language
-from retrievers.types import Chunk
+from retrievers.index import IndexError_
+from retrievers.store import open_store, store_exists
 
 # Bump when what gets indexed changes (e.g. what text is embedded), so cached eval indexes rebuild.
 INDEX_RECIPE = 3
@@ -49,12 +46,25 @@ def corpus_chunks(dataset: Dataset) -> list[Chunk]:
     ]
 
 
-def prepare_index(dataset: Dataset, settings: Settings, index_dir: Path | None, progress: bool) -> Path:
-    folder = index_dir or Path(".agentic_rag/eval") / f"{dataset.name}-{index_key(dataset, settings)}"
-    if index_exists(folder):
+def prepare_index(
+    dataset: Dataset, settings: Settings, index_dir: Path | None, progress: bool
+) -> tuple[Settings, Path]:
+    """Settings and folder of the dataset's index, built unless an intact one exists.
+
+    With the Milvus store the index is a collection named after the dataset and the same key.
+    """
+    key = index_key(dataset, settings)
+    folder = index_dir or Path(".agentic_rag/eval") / f"{dataset.name}-{key}"
+    if settings.store == "milvus":
+        name = re.sub(r"[^A-Za-z0-9_]", "_", f"eval_{dataset.name}_{key}")
+        settings = settings.model_copy(update={"milvus_collection": name})
+    if store_exists(settings, folder):
         try:
-            open_index(folder).close()
-            return folder
+            store = open_store(settings, folder)
+            complete = store.count() == len(dataset.corpus)  # a Milvus build may have been cut short
+            store.close()
+            if complete:
+                return settings, folder
         except IndexError_:
             pass  # damaged or old: rebuild below
     index_chunks(
@@ -64,46 +74,6 @@ def prepare_index(dataset: Dataset, settings: Settings, index_dir: Path | None, 
         index_dir=folder,
         progress=progress,
         extra={"dataset": dataset.name, "corpus_hash": corpus_hash(dataset)},
+        collection=settings.milvus_collection if settings.store == "milvus" else None,
     )
-    return folder
-
-
-def make_context(settings: Settings, folder: Path) -> AgentContext:
-    return build_context(settings, index_dir=folder)
-
-
-def mode_runner(app, context: AgentContext, mode: str) -> RunMode:
-    def run(query: EvalQuery) -> QueryResult:
-        result = ask(app, query.question, context=context, mode=mode)
-        cited = {c["chunk_id"] for c in result.citations}
-        cited_texts = [p["text"] for p in result.passages if p["chunk_id"] in cited]
-        return QueryResult(
-            query_id=query.id,
-            ranked_ids=result.ranked_ids,
-            answer=result.answer,
-            context="\n".join(p["text"] for p in result.passages),
-            cited_ids=[c["chunk_id"] for c in result.citations],
-            cited_texts=cited_texts,
-            insufficient=result.insufficient,
-            model_calls=result.model_calls,
-            latency_ms=result.latency_ms,
-            trace=result.trace_line(),
-        )
-
-    return run
-
-
-def build_modes(
-    dataset: Dataset,
-    settings: Settings,
-    modes: list[str],
-    *,
-    index_dir: Path | None = None,
-    progress: bool = True,
-) -> tuple[dict[str, RunMode], Callable[[], None]]:
-    """RunModes for the harness plus a close() for the opened index."""
-    folder = prepare_index(dataset, settings, index_dir, progress)
-    context = make_context(settings, folder)
-    app = build_graph()
-    runners = {mode: mode_runner(app, context, mode) for mode in modes}
-    return runners, context.retrievers.index.close
+    return settings, folder

@@ -29,9 +29,13 @@ _FAMILIES = (
     "em",
     "f1",
     "answer_in_context",
+    "answer_has_gold",
+    "answer_chars_p50",
     "citation_precision",
     "insufficient_rate",
+    "insufficient_rate_gold",
     "misled_rate",
+    "retrievals_per_q",
     "model_calls_per_q",
     "latency_p50_ms",
     "latency_p95_ms",
@@ -149,6 +153,7 @@ def main_quality_metrics(names: Sequence[str]) -> list[str]:
         "em",
         "f1",
         "answer_in_context",
+        "answer_has_gold",
         "citation_precision",
     ]
     return [name for name in wanted if name in present]

@@ -12,13 +12,13 @@ from typing import Any
 __all__ = ["AgentContext", "AskResult", "ask", "build_context", "build_graph"]
 
 
-def __getattr__(name: str) -> Any:  # lazy: importing graph.schemas must not load models
+def __getattr__(name: str) -> Any:  # lazy: importing core.schemas must not load models
     if name == "build_graph":
         from graph.builder import build_graph
 
         return build_graph
     if name in ("AgentContext", "build_context"):
-        from graph import context
+        from nodes import context
 
         return getattr(context, name)
     if name in ("ask", "AskResult"):

@@ -8,10 +8,14 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from graph.routing import MODES
-from graph.state import RESET, TURN_RESET
+from core.text import detect_language
+from core.trace import Decision
 from memory.history import history_turns, trim_history
 from nodes.common import ctx, event
+from nodes.context import AgentContext
+from nodes.policy import MODES
+from nodes.state import RESET, TURN_RESET, AgentState
+from providers.brain.contextualise import needs_clarification
 
 
 def validate_question(question: str, max_chars: int) -> str:
@@ -26,6 +30,18 @@ def validate_question(question: str, max_chars: int) -> str:
     return ""
 
 
+def clarifying_question(question: str) -> str:
+    """What to say when a fresh thread opens with "it" / "那个…": ask, in the question's language."""
+    if detect_language(question) == "zh":
+        return (
+            "您指的是哪一个？这是新的对话，我不知道“" + question.strip() + "”里说的是什么，请说出它的名称。"
+        )
+    return (
+        f'Which one do you mean? This is a new conversation, so I cannot tell what "{question.strip()}" '
+        "refers to; please name it."
+    )
+
+
 def _latest_human(messages: list[Any]) -> str:
     for message in reversed(messages or []):
         if isinstance(message, HumanMessage):
@@ -33,7 +49,7 @@ def _latest_human(messages: list[Any]) -> str:
     return ""
 
 
-def contextualize(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
+def contextualize(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     started = time.perf_counter()
     context = ctx(runtime)
     settings = context.settings
@@ -55,12 +71,20 @@ def contextualize(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
         error = f"Unknown mode {mode!r}; choose one of {', '.join(MODES)}."
     if error:
         update.update(error=error, answer=error, stop_reason="invalid_input", standalone_question="")
-        update["trace"] = [RESET, event("contextualize", started, context, "invalid input")]
+        update["trace"] = [RESET, event("contextualize", started, context, Decision.INVALID_INPUT, error)]
         return update
     earlier = messages[:-1] if messages and _latest_human(messages[-1:]) == question else messages
     history = history_turns(trim_history(earlier, settings.history_token_budget), max_turns=6)
-    standalone = context.brain.contextualize(question, history) if history else question
-    update["standalone_question"] = standalone or question
-    decision = "rewritten follow-up" if standalone != question else "standalone"
-    update["trace"] = [RESET, event("contextualize", started, context, decision, turns=len(history))]
+    if needs_clarification(question, history):
+        ask = clarifying_question(question)
+        update.update(
+            answer=ask, insufficient=True, stop_reason="needs_clarification", standalone_question=""
+        )
+        update["trace"] = [RESET, event("contextualize", started, context, Decision.CLARIFY, ask, turns=0)]
+        return update
+    standalone = (context.brain.contextualise(question, history) if history else question) or question
+    update["standalone_question"] = standalone
+    decision = Decision.FOLLOW_UP if standalone != question else Decision.STANDALONE
+    detail = standalone if decision is Decision.FOLLOW_UP else ""
+    update["trace"] = [RESET, event("contextualize", started, context, decision, detail, turns=len(history))]
     return update

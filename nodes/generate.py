@@ -8,14 +8,12 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.schemas import Citation, Passage
+from core.schemas import Citation, Passage
+from core.text import CITATION_RE, parse_citations, replace_citations
+from core.trace import Decision
 from nodes.common import ctx, event, question_of
-
-_MARKER = re.compile(r"\[(\d+)\]")
-
-
-def cited_numbers(answer: str) -> list[int]:
-    return list(dict.fromkeys(int(n) for n in _MARKER.findall(answer)))
+from nodes.context import AgentContext
+from nodes.state import AgentState
 
 
 def citations_for(answer: str, passages: list[Passage]) -> list[Citation]:
@@ -29,36 +27,54 @@ def citations_for(answer: str, passages: list[Passage]) -> list[Citation]:
             heading=by_number[n].heading,
             snippet=by_number[n].text[:160],
         )
-        for n in cited_numbers(answer)
+        for n in parse_citations(answer)
         if n in by_number
     ]
+
+
+def renumber_by_first_use(answer: str, passages: list[Passage]) -> tuple[str, list[Passage]]:
+    """Citations numbered 1..n in the order the answer first uses them; uncited passages follow.
+
+    The writer cites passage numbers from the evidence order ([3] before [1], gaps); readers expect
+    [1] first. Passages are renumbered to match, so every marker still points at its passage.
+    """
+    order = [n for n in parse_citations(answer) if n in {p.number for p in passages}]
+    order += [p.number for p in passages if p.number not in order]
+    new_number = {old: new for new, old in enumerate(order, start=1)}
+    if all(old == new for old, new in new_number.items()):
+        return answer, passages
+    text = CITATION_RE.sub(
+        lambda m: (
+            "["
+            + ", ".join(str(new_number.get(int(n), n)) for n in re.split(r"\s*[,，]\s*", m.group(1)))
+            + "]"
+        ),
+        answer,
+    )
+    by_number = {p.number: p for p in passages}
+    renumbered = [by_number[old].model_copy(update={"number": new}) for old, new in new_number.items()]
+    return text, sorted(renumbered, key=lambda p: p.number)
 
 
 def strip_unknown_markers(answer: str, passages: list[Passage]) -> str:
     """Drop [n] markers that point at no passage (a model may invent them)."""
     numbers = {p.number for p in passages}
-    return _MARKER.sub(lambda m: m.group() if int(m.group(1)) in numbers else "", answer)
+    return replace_citations(answer, lambda n: n in numbers)
 
 
-def generate(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
+def generate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     started = time.perf_counter()
     context = ctx(runtime)
-    passages = [Passage.model_validate(p) for p in state.get("passages") or []]
-    draft = context.brain.answer(question_of(state), passages)
-    answer = strip_unknown_markers(draft.answer, passages)
+    passages = state.get("passages") or []
+    draft = context.brain.write(question_of(state), passages)
+    answer, passages = renumber_by_first_use(strip_unknown_markers(draft.answer, passages), passages)
     citations = citations_for(answer, passages)
     insufficient = draft.insufficient or not passages
+    decision = Decision.INSUFFICIENT if insufficient else Decision.ANSWERED
     return {
         "answer": answer,
-        "citations": [c.model_dump() for c in citations],
+        "passages": passages,
+        "citations": citations,
         "insufficient": insufficient,
-        "trace": [
-            event(
-                "generate",
-                started,
-                context,
-                "insufficient evidence" if insufficient else "answered",
-                citations=len(citations),
-            )
-        ],
+        "trace": [event("generate", started, context, decision, citations=len(citations))],
     }

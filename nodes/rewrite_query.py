@@ -7,23 +7,42 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.routing import strategy_after
-from graph.schemas import QueryAnalysis, RetrievalEvaluation
-from nodes.common import ctx, event, question_of
+from core.schemas import RetrievalEvaluation
+from core.trace import Decision
+from nodes.common import ctx, event, policy_of, question_of
+from nodes.context import AgentContext
+from nodes.policy import second_hop_reason, strategy_after
+from nodes.state import AgentState
 
 
-def rewrite_query(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
+def rewrite_query(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     started = time.perf_counter()
     context = ctx(runtime)
-    evaluation = RetrievalEvaluation.model_validate(state.get("evaluation") or {})
-    analysis = QueryAnalysis.model_validate(state.get("analysis") or {})
+    evaluation = state.get("evaluation") or RetrievalEvaluation()
+    analysis = state.get("analysis")
     tried = list(state.get("queries_tried") or [])
     query = context.brain.rewrite(question_of(state), evaluation, tried)
-    strategy = strategy_after(evaluation, state.get("strategy") or "hybrid", bool(analysis.sub_queries))
+    strategy = strategy_after(evaluation, state.get("strategy") or "hybrid")
+    why = (
+        second_hop_reason(policy_of(state, context), analysis, evaluation) if strategy == "multi_hop" else ""
+    )
     attempt = int(state.get("attempt") or 0) + 1
     return {
         "query": query,
         "strategy": strategy,
         "attempt": attempt,
-        "trace": [event("rewrite_query", started, context, f"attempt {attempt}: {strategy}", query=query)],
+        "trace": [
+            event(
+                "rewrite_query",
+                started,
+                context,
+                Decision.REWRITTEN,
+                f"attempt {attempt}: {strategy} ({evaluation.suggested_action}"
+                + (f"; {why}" if why else "")
+                + (f"; missing {', '.join(evaluation.missing_info[:3])}" if evaluation.missing_info else "")
+                + ")",
+                query=query,
+                attempt=attempt,
+            )
+        ],
     }

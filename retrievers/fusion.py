@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from retrievers.types import ScoredChunk
+from core.chunks import ScoredChunk
 
 FUSION_METHODS = ("rrf", "convex")
 

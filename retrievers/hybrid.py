@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
+from core.chunks import Filters, ScoredChunk
 from retrievers.fusion import Ranking, fuse
-from retrievers.index import Index
-from retrievers.types import Filters, ScoredChunk
+from retrievers.store import Store
 
 
 class RankingRetriever(Protocol):
@@ -24,7 +24,7 @@ class HybridRetriever:
     def __init__(
         self,
         retrievers: list[RankingRetriever],
-        index: Index,
+        index: Store,
         *,
         fusion: str = "rrf",
         rrf_k: int = 60,
@@ -42,7 +42,7 @@ class HybridRetriever:
         depth = max(k, self.candidate_k)
         rankings = {r.name: r.rank(query, depth, filters) for r in self.retrievers}
         fused = fuse(self.fusion, rankings, rrf_k=self.rrf_k, weights=self.weights)[:k]
-        chunks = self.index.chunks_at(int(f.key) for f in fused)
+        chunks = self.index.chunks_at(f.key for f in fused)
         return [
             ScoredChunk(
                 chunk=chunks[f.key], score=f.score, ranks=f.ranks, scores={**f.scores, self.fusion: f.score}

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
+from core.chunks import Chunk, Filters
+from core.tokenize import TOKENIZER_VERSION
 from retrievers.bm25 import BM25Index
 from retrievers.docstore import DocStore, FileRecord
-from retrievers.tokenize import TOKENIZER_VERSION
-from retrievers.types import Chunk, Filters
 from retrievers.vector_index import HnswParams, VectorIndex
 
 FORMAT_NAME = "agentic-rag-index"
@@ -141,6 +141,20 @@ class Index:
             "bytes": sum(files.values()),
             **self.docstore.stats(),
         }
+
+    @property
+    def location(self) -> str:
+        return str(self.folder)
+
+    def titles(self) -> list[str]:
+        return self.docstore.titles()
+
+    def count(self) -> int:
+        return self.docstore.count()
+
+    def iter_chunks(self) -> Iterator[Chunk]:
+        for _, chunk, _ in self.docstore.iter_rows():
+            yield chunk
 
     def close(self) -> None:
         self.docstore.close()

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from core.chunks import Filters, ScoredChunk
+from core.tokenize import tokenize
 from retrievers.base import ranked
 from retrievers.fusion import Ranking
-from retrievers.index import Index
-from retrievers.tokenize import tokenize
-from retrievers.types import Filters, ScoredChunk
+from retrievers.store import Store
 
 
 class KeywordRetriever:
     name = "keyword"
 
-    def __init__(self, index: Index, tokenizer: Callable[[str], list[str]] = tokenize) -> None:
+    def __init__(self, index: Store, tokenizer: Callable[[str], list[str]] = tokenize) -> None:
         self.index = index
         self.tokenizer = tokenizer
 

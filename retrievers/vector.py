@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.chunks import Filters, ScoredChunk
 from providers.embeddings import Embedder
 from retrievers.base import ranked
 from retrievers.fusion import Ranking
-from retrievers.index import Index
-from retrievers.types import Filters, ScoredChunk
+from retrievers.store import Store
 
 
 class VectorRetriever:
     name = "vector"
 
-    def __init__(self, index: Index, embedder: Embedder) -> None:
+    def __init__(self, index: Store, embedder: Embedder) -> None:
         self.index = index
         self.embedder = embedder
 
