@@ -90,10 +90,10 @@ def variant(chunk: Chunk, copy: int) -> Chunk:
     )
 
 
-def build(folder: Path, n_chunks: int, noise: float, settings) -> tuple[int, float]:
-    """Index ``n_chunks`` chunks into ``folder``; returns (chunks, seconds)."""
+def build(folder: Path, n_chunks: int, n_base: int, noise: float, settings) -> tuple[int, float]:
+    """Index ``n_chunks`` chunks (copies of the first ``n_base`` passages) into ``folder``."""
     started = time.perf_counter()
-    base = base_chunks()[0][:n_chunks]
+    base = base_chunks()[0][: min(n_chunks, n_base or n_chunks)]
     embedder = embedder_for(settings)
     log(f"embedding {len(base):,} base passages with {embedder.name}")
     base_vectors = np.vstack(
@@ -184,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--questions", type=int, default=200)
     p.add_argument("--modes", default=",".join(MODES))
     p.add_argument("--reranker", default=None, help="none | lexical | e5 (default: the settings default)")
+    p.add_argument("--base", type=int, default=0, help="copy only the first N passages (0: all)")
     p.add_argument("--noise", type=float, default=0.02, help="sigma of the noise added to copies' vectors")
     p.add_argument("--index-dir", type=Path, default=Path("/tmp/agentic_rag_bench_e2e"))
     p.add_argument("--passes", type=int, default=2, help="1: cold only; 2: cold then warm")
@@ -198,10 +199,10 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"unknown mode(s) {bad}; choose from {', '.join(MODES)}")
 
     settings = load_settings(brain="offline", reranker=args.reranker)
-    folder = args.index_dir / f"n{args.chunks}-{settings.embedder}"
+    folder = args.index_dir / f"n{args.chunks}-b{args.base}-{settings.embedder}"
     log(f"load average at start: {os.getloadavg()}")
     if not index_exists(folder):
-        n, seconds = build(folder, args.chunks, args.noise, settings)
+        n, seconds = build(folder, args.chunks, args.base, args.noise, settings)
         log(f"built {n:,} chunks in {seconds:.0f} s")
     _, questions = base_chunks()
     questions = questions[args.question_offset : args.question_offset + args.questions]
