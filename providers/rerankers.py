@@ -93,7 +93,7 @@ E5_BLEND = 0.3  # measured: best mean nDCG@10 over dense, BM25 and hybrid first 
 LEXICAL_BLEND = 0.3
 
 
-E5_BATCH = 8  # windows per native call: ~0.3-0.8 s on 2 cores, the longest Ctrl-C waits
+E5_BATCH = 4  # windows per native call (~0.25 s on 2 free cores): the longest a Ctrl-C waits
 
 
 class EmbeddingReranker:
