@@ -138,9 +138,9 @@ def run_pass(app, context, questions: list[str], modes: list[str]) -> dict[str, 
             result = ask(app, question, context=context, mode=mode)
             cpu.append((time.process_time() - c0) * 1000)
             wall.append(result.latency_ms)
-            retrievals.append(sum(1 for e in result.trace if e["node"].startswith("retrieve_")))
+            retrievals.append(sum(1 for e in result.trace if e.node.startswith("retrieve_")))
             for entry in result.trace:
-                nodes[entry["node"]].append(float(entry.get("ms", 0.0)))
+                nodes[entry.node].append(float(entry.ms))
         out[mode] = {
             "first": wall[0],
             "first_cpu": cpu[0],
