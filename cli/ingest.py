@@ -107,7 +107,9 @@ def run(args: argparse.Namespace) -> int:
             ("total seconds", round(report.seconds + warm_seconds, 2)),
         ]
     if args.json:
-        print_json({**report.model_dump(), **{k.replace(" ", "_"): v for k, v in warm_rows}})
+        print_json(
+            {**report.model_dump(), **{k.replace(" ", "_").replace("-", "_"): v for k, v in warm_rows}}
+        )
         return 0
     console = Console(stderr=False)
     table = Table(title=f"ingest into {report.index_dir}", show_header=False)
