@@ -9,6 +9,9 @@ version of it was indexed, that version is kept (bad input loses nothing).
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,12 +26,15 @@ from core.chunks import Chunk
 from core.text import detect_language
 from ingestion.documents import LoadedDocument, TextPiece
 from ingestion.indexing import embed_in_batches, embedding_text, progress_interval
-from ingestion.loaders import LoaderError, iter_source_files, load_document
+from ingestion.loaders import LoaderError, load_document, regular_file
 from ingestion.records import RECORD_SUFFIXES, load_records
 from ingestion.sinks import open_sink
+from ingestion.sources import scan_sources
 from ingestion.splitter import SplitConfig, split_document
 from providers.embeddings import Embedder
 from retrievers.docstore import FileRecord
+
+log = logging.getLogger(__name__)
 
 
 class FailedFile(BaseModel):
@@ -44,6 +50,8 @@ class IngestReport(BaseModel):
     unchanged: list[str] = Field(default_factory=list)
     removed: list[str] = Field(default_factory=list)
     failed: list[FailedFile] = Field(default_factory=list)
+    unsupported: list[str] = Field(default_factory=list, description="files found with no loader, not read")
+    excluded: int = Field(default=0, description="files left out by the include/exclude globs")
     chunks_total: int = 0
     chunks_embedded: int = 0
     seconds: float = 0.0
@@ -54,8 +62,12 @@ def chunk_id(source: str, index: int, content_hash: str) -> str:
 
 
 def file_sha256(path: Path) -> str:
+    """SHA-256 of a regular file; opened without blocking and re-checked, so a FIFO swapped in never hangs."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise LoaderError("not a regular file; skipped")
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -100,6 +112,16 @@ def load_chunks(
             pieces_to_chunks(doc, split_document(doc, config, embed), start=len(chunks), extra=metadata)
         )
     return records[0][0], chunks
+
+
+def _resolved_root(path: Path) -> Path:
+    try:
+        root = path.resolve()
+    except (RuntimeError, OSError):
+        raise FileNotFoundError(f"{path} cannot be followed (symlink loop)") from None
+    if not root.exists():
+        raise FileNotFoundError(f"{root} does not exist")
+    return root
 
 
 def _under(path: str, roots: list[Path]) -> bool:
@@ -181,32 +203,48 @@ def ingest_paths(
     rebuild: bool = False,
     progress: bool = True,
     processor: Processor | None = None,
+    include: list[str] | None = None,
+    exclude: list[str] | None = None,
 ) -> IngestReport:
+    """Bring the index in line with ``paths``; ``include``/``exclude`` are globs on paths relative to the
+    folders given (or file names), e.g. ``*.md``, ``docs/**``, ``build``."""
     started = time.perf_counter()
-    roots = [Path(p).resolve() for p in paths]
-    for root in roots:
-        if not root.exists():
-            raise FileNotFoundError(f"{root} does not exist")
+    roots = [_resolved_root(Path(p)) for p in paths]
     max_bytes = int(settings.max_file_mb * 1024 * 1024)
     process = processor or local_processor(settings, embedder, progress)
     with open_sink(settings, embedder.name, embedder.dim, index_dir=index_dir, rebuild=rebuild) as sink:
         report = IngestReport(index_dir=sink.location)
         old_files = sink.files()
-        files = [p.resolve() for p in iter_source_files(roots)]
+        scan = scan_sources(roots, include or (), exclude or ())
+        files = scan.files  # resolved one by one below: a symlink loop fails its own file only
+        report.unsupported = [str(p) for p in scan.unsupported]
+        report.excluded = len(scan.excluded)
+        # Files a filter left out are outside this run, like files outside its paths: kept as they are.
+        filtered_out = {str(p.resolve()) for p in scan.excluded}
+        for path in report.unsupported:
+            log.debug("unsupported %s", path)
         report.files_seen = len(files)
+        report.failed.extend(
+            FailedFile(source=str(folder), reason=reason) for folder, reason in scan.unreadable
+        )
+        scanned: set[str] = set()
         keep_sources: set[str] = set()
         records: dict[str, FileRecord] = {}
         to_load: list[tuple[Path, str]] = []
 
         def failed(source: str, reason: str) -> None:
             report.failed.append(FailedFile(source=source, reason=reason))
+            log.info("failed %s: %s", source, reason)
             if source in old_files:  # keep the last good version
                 keep_sources.add(source)
                 records[source] = old_files[source]
 
         for path in files:
-            source = str(path)
+            source = str(path.absolute())
             try:
+                path = regular_file(path)  # before anything opens it: a FIFO or /dev/zero never ends
+                source = str(path)
+                scanned.add(source)
                 if path.stat().st_size > max_bytes:
                     raise LoaderError(
                         f"file too large ({path.stat().st_size / 1e6:.1f} MB > {settings.max_file_mb} MB)"
@@ -220,6 +258,7 @@ def ingest_paths(
                 keep_sources.add(source)
                 records[source] = old
                 report.unchanged.append(source)
+                log.debug("unchanged %s", source)
             else:
                 to_load.append((path, digest))
         outcomes, all_vectors = process(to_load)
@@ -235,18 +274,37 @@ def ingest_paths(
                 vector_rows.extend(range(row, row + count))
                 records[outcome.source] = outcome.record
                 (report.updated if outcome.source in old_files else report.added).append(outcome.source)
+                log.debug(
+                    "%s %s (%d chunks)",
+                    "updated" if outcome.source in old_files else "added",
+                    outcome.source,
+                    count,
+                )
             row += count
-        scanned = {str(p) for p in files}
         for source in old_files:
             if source in keep_sources or source in records:
                 continue
-            if _under(source, roots) and source not in scanned:
+            if _under(source, roots) and source not in scanned and source not in filtered_out:
                 report.removed.append(source)
-            elif not _under(source, roots):  # outside this run's paths: untouched
+                log.debug("removed %s (no longer on disk)", source)
+            elif not _under(source, roots) or source in filtered_out:  # outside this run: untouched
                 keep_sources.add(source)
                 records[source] = old_files[source]
         vectors = all_vectors[vector_rows] if len(vector_rows) else all_vectors[:0]
         report.chunks_embedded = len(new_chunks)
         report.chunks_total = sink.write(new_chunks, vectors, records, keep_sources)
     report.seconds = round(time.perf_counter() - started, 2)
+    log.info(
+        "ingested into %s: %d added, %d updated, %d unchanged, %d removed, %d failed, %d unsupported, "
+        "%d chunks (%.1f s)",
+        report.index_dir,
+        len(report.added),
+        len(report.updated),
+        len(report.unchanged),
+        len(report.removed),
+        len(report.failed),
+        len(report.unsupported),
+        report.chunks_total,
+        report.seconds,
+    )
     return report

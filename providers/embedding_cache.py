@@ -29,6 +29,17 @@ CREATE TABLE IF NOT EXISTS embeddings (
 _MAX_VARS = 500  # stay well below SQLite's bound-parameter limit
 
 
+class EmbeddingCacheError(RuntimeError):
+    """The cache file cannot be used; the message names it and says how to recover."""
+
+
+def _unusable(target: str, exc: sqlite3.Error) -> EmbeddingCacheError:
+    return EmbeddingCacheError(
+        f"the embedding cache {target} cannot be used ({exc}); delete that file: "
+        "it only saves time and is rebuilt automatically"
+    )
+
+
 def text_key(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
@@ -48,7 +59,8 @@ class EmbeddingCache:
             self._conn.execute(_SCHEMA)
             self._conn.commit()
         except sqlite3.Error as exc:
-            raise RuntimeError(f"cannot open embedding cache {target}: {exc}") from None
+            raise _unusable(target, exc) from None
+        self._target = target
         self._lock = threading.Lock()
 
     def get_many(self, model: str, texts: Sequence[str]) -> dict[str, np.ndarray]:
@@ -59,10 +71,13 @@ class EmbeddingCache:
             for start in range(0, len(keys), _MAX_VARS):
                 part = keys[start : start + _MAX_VARS]
                 marks = ",".join("?" * len(part))
-                rows = self._conn.execute(
-                    f"SELECT key, dim, vec FROM embeddings WHERE model = ? AND key IN ({marks})",
-                    [model, *part],
-                ).fetchall()
+                try:
+                    rows = self._conn.execute(
+                        f"SELECT key, dim, vec FROM embeddings WHERE model = ? AND key IN ({marks})",
+                        [model, *part],
+                    ).fetchall()
+                except sqlite3.DatabaseError as exc:  # damage found only when its pages are read
+                    raise _unusable(self._target, exc) from None
                 for key, dim, blob in rows:
                     found[key] = np.frombuffer(blob, dtype=np.float32, count=dim).copy()
         return found
@@ -75,8 +90,12 @@ class EmbeddingCache:
             for t, v in zip(texts, vectors, strict=True)
         ]
         with self._lock:
-            self._conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
-            self._conn.commit()
+            try:
+                self._conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
+                self._conn.commit()
+            except sqlite3.DatabaseError as exc:
+                self._conn.rollback()
+                raise _unusable(self._target, exc) from None
 
     def count(self, model: str | None = None) -> int:
         with self._lock:

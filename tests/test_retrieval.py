@@ -275,3 +275,8 @@ def test_position_rrf_matches_the_chunk_rrf_and_unknown_fusion_is_refused():
     assert fused[0].score == pytest.approx(0.5 / 62 + 1 / 61)
     with pytest.raises(ValueError, match="unknown fusion 'max'"):
         fuse("max", rankings)
+
+
+def test_chunks_are_found_by_their_own_id_in_either_store(retrievers):
+    found = retrievers.index.chunks_by_id(["err-4711", "no-such-id"])
+    assert list(found) == ["err-4711"] and "E-4711" in found["err-4711"].text
