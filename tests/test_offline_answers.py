@@ -105,6 +105,24 @@ def test_a_sentence_the_evidence_does_not_support_is_flagged(brain, answer, verd
 @pytest.mark.parametrize(
     ("answer", "evidence"),
     [
+        ("每个片段的得分是 1/(k+排名) 之和，k 取 80[1]。", RRF_ZH),
+        (
+            "Each chunk receives the sum of 1 / (k + rank) over the lists it appears in, with k = 80 [1].",
+            RRF_EN,
+        ),
+    ],
+)
+def test_a_copied_sentence_with_a_changed_number_is_unsupported(brain, answer, evidence):
+    """Every word but the number is in the passage: only the stated specific gives it away."""
+    [verdict] = brain.verify(answer, [passage(1, evidence)])
+    assert verdict.score >= 0.6 and not verdict.supported
+    [faithful] = brain.verify(answer.replace("80", "60"), [passage(1, evidence)])
+    assert faithful.supported
+
+
+@pytest.mark.parametrize(
+    ("answer", "evidence"),
+    [
         ("混合检索用倒数排名融合合并两份排名，k 取 60[1]。", RRF_EN),
         ("Hybrid search merges the two rankings with reciprocal rank fusion [1].", RRF_ZH),
     ],
