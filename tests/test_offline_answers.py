@@ -212,3 +212,14 @@ def test_at_most_three_sentences(brain):
     many = " ".join(f"Hybrid search fact number {i} is about merging rankings with fusion." for i in range(8))
     draft = brain.write("How does hybrid search merge rankings?", [passage(1, many)])
     assert 1 <= draft.answer.count("[1]") <= 3
+
+
+def test_meaning_cache_smaller_than_one_call(embedder):
+    """More texts than the cache holds, some cached before: every vector still comes back, in order."""
+    from providers.offline_brain.meaning import Meaning
+
+    meaning = Meaning(embedder, cache_size=3)
+    texts = ["混合检索", "hybrid search", "倒数排名融合", "reciprocal rank fusion", "熊猫", "panda"]
+    meaning.similarity("RRF", texts[:2])
+    sims = meaning.similarity("RRF", texts)
+    assert len(sims) == 6 and sims[:2] == pytest.approx(meaning.similarity("RRF", texts[:2]), abs=1e-4)
