@@ -404,7 +404,10 @@ def test_verify_leaves_a_supported_answer_and_its_citations_alone(runtime):
     ("state", "why"),
     [
         (
-            {"answer": "The moon is cheese [1].", "insufficient": True},
+            {
+                "answer": "HNSW is a graph-based approximate nearest neighbour index [1]. The moon is cheese [1].",
+                "insufficient": True,
+            },
             "an insufficient answer is left as said",
         ),
         ({"answer": "The moon is cheese [1]."}, "nothing would be left: the answer stays, flagged"),
