@@ -1,35 +1,61 @@
-"""`python main.py index stats`"""
+"""`python main.py index stats` and `python main.py index migrate` (local index -> Milvus)."""
 
 from __future__ import annotations
 
 import argparse
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 
-from cli.common import add_common, print_json, settings_from
+from cli.common import add_common, make_console, print_json, settings_from
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("index", help="inspect the index")
-    p.add_argument("action", choices=["stats"])
+    p = sub.add_parser("index", help="inspect the index, or copy a local index into Milvus")
+    p.add_argument(
+        "action",
+        choices=["stats", "migrate"],
+        help="stats: size and settings of the selected store; migrate: copy the local index (--index) "
+        "into the Milvus collection of AGENTIC_RAG_MILVUS_* without re-embedding",
+    )
+    p.add_argument("--replace", action="store_true", help="migrate: overwrite a non-empty collection")
     add_common(p)
     p.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from retrievers.index import open_index
+def readable_times(stats: dict[str, Any]) -> dict[str, Any]:
+    """Epoch seconds under ``*_at`` keys as ISO 8601 local times with their UTC offset."""
+    return {
+        key: datetime.fromtimestamp(value).astimezone().isoformat(timespec="seconds")
+        if key.endswith("_at") and isinstance(value, int | float)
+        else value
+        for key, value in stats.items()
+    }
 
+
+def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
-    index = open_index(Path(settings.index_dir))
-    stats = index.stats()
-    index.close()
+    if args.action == "migrate":
+        from ingestion.migrate import migrate_to_milvus
+
+        result = migrate_to_milvus(Path(settings.index_dir), settings, replace=args.replace)
+        title = "migrated"
+    else:
+        from retrievers.store import open_store
+
+        store = open_store(settings)
+        try:
+            result = readable_times(store.stats())
+        finally:
+            store.close()
+        title = "index stats"
     if args.json:
-        print_json(stats)
+        print_json(result)
         return 0
-    table = Table(title="index stats", show_header=False)
-    for key, value in stats.items():
+    table = Table(title=title, show_header=False)
+    for key, value in result.items():
         table.add_row(key, str(value))
-    Console().print(table)
+    make_console().print(table)
     return 0

@@ -3,21 +3,59 @@
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
-from rich.console import Console
 from rich.table import Table
 
-from cli.common import add_common, print_json, settings_from
+from cli.common import add_common, make_console, print_json, settings_from, shown
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from ingestion.formats import CODE_SUFFIXES
+    from ingestion.loaders import supported_suffixes
+
+    documents = " ".join(s for s in supported_suffixes() if s not in CODE_SUFFIXES)
     p = sub.add_parser("ingest", help="add, update or remove documents in the index")
-    p.add_argument("paths", nargs="+", type=Path, help="files or folders (.md .txt .pdf .html)")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        type=Path,
+        help=f"files or folders: {documents}, and source code ({' '.join(CODE_SUFFIXES[:6])} ...)",
+    )
     p.add_argument("--rebuild", action="store_true", help="ignore the existing index and rebuild")
-    p.add_argument("--chunk-size", type=int, dest="chunk_size")
-    p.add_argument("--chunk-overlap", type=int, dest="chunk_overlap")
-    p.add_argument("--semantic", action="store_true", default=None, dest="semantic_split")
+    p.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="read only files matching GLOB (path relative to the folder, or file name: '*.md', 'docs/**'); "
+        "repeatable",
+    )
+    p.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="skip files or folders matching GLOB ('build', '*.min.js'); repeatable; already indexed "
+        "files it matches are kept",
+    )
+    p.add_argument(
+        "--chunk-size", type=int, dest="chunk_size", help="target chunk size in characters (default 800)"
+    )
+    p.add_argument(
+        "--chunk-overlap",
+        type=int,
+        dest="chunk_overlap",
+        help="characters repeated between consecutive chunks (default 100)",
+    )
+    p.add_argument(
+        "--semantic",
+        action="store_true",
+        default=None,
+        dest="semantic_split",
+        help="also split where the topic changes (embeds every sentence: slower)",
+    )
     p.add_argument(
         "--prewarm-reranker",
         action="store_true",
@@ -25,34 +63,56 @@ def register(sub: argparse._SubParsersAction) -> None:
         dest="rerank_prewarm",
         help="embed passages for the e5 reranker now (slower ingest, fast first questions)",
     )
+    p.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="read, split and embed on a Ray cluster (a local one without ADDRESS); needs the 'ray' extra",
+    )
+    p.add_argument("--ray-workers", type=int, help="CPUs of the local Ray cluster (default: all)")
     add_common(p)
     p.set_defaults(handler=run)
 
 
-def prewarm_reranker(settings) -> int:
-    """Fill the reranker's passage cache for every chunk in the index (cached ones cost nothing)."""
+def prewarm_reranker(settings, progress=None) -> int:
+    """Fill the reranker's window cache for every chunk in the index (cached ones cost nothing)."""
     from providers.rerankers import make_reranker
     from retrievers.factory import embedder_for
-    from retrievers.index import open_index
+    from retrievers.store import open_store
 
     reranker = make_reranker(
         settings.reranker,
         embedder=embedder_for(settings),
         cache_dir=Path(settings.index_dir) / "cache",
         blend=settings.rerank_blend,
+        window_tokens=settings.rerank_window_tokens,
     )
     warm = getattr(reranker, "warm", None)
     if warm is None:
         return 0
-    index = open_index(Path(settings.index_dir))
+    store = open_store(settings)
     try:
-        chunks = [chunk for _, chunk, _ in index.docstore.iter_rows()]
-        return warm(chunks)
+        return warm(list(store.iter_chunks()), progress=progress)
     finally:
-        index.close()
+        store.close()
+
+
+def timed_prewarm(settings, *, show_progress: bool) -> tuple[int, float]:
+    """Pre-warm (with a progress bar on stderr when asked); returns (windows embedded, seconds)."""
+    from rich.progress import Progress
+
+    started = time.perf_counter()
+    if not show_progress:
+        return prewarm_reranker(settings), round(time.perf_counter() - started, 2)
+    with Progress(console=make_console(stderr=True), transient=True) as bar:
+        task = bar.add_task("reranker warm-up (e5 windows)", total=None)
+        warmed = prewarm_reranker(settings, lambda done, total: bar.update(task, completed=done, total=total))
+    return warmed, round(time.perf_counter() - started, 2)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ingestion.loaders import supported_suffixes
     from ingestion.pipeline import ingest_paths
     from retrievers.factory import embedder_for
 
@@ -63,18 +123,36 @@ def run(args: argparse.Namespace) -> int:
         semantic_split=args.semantic_split,
         rerank_prewarm=args.rerank_prewarm,
     )
+    processor = None
+    if args.ray is not None:
+        from ingestion.ray_ingest import ray_processor
+
+        processor = ray_processor(settings, address=args.ray or None, workers=args.ray_workers)
     report = ingest_paths(
-        args.paths, settings, embedder_for(settings), rebuild=args.rebuild, progress=not args.json
+        args.paths,
+        settings,
+        embedder_for(settings),
+        rebuild=args.rebuild,
+        progress=not args.json,
+        include=args.include,
+        exclude=args.exclude,
+        processor=processor,
     )
+    warm_rows: list[tuple[str, object]] = []
     if settings.rerank_prewarm:
-        warmed = prewarm_reranker(settings)
-        if not args.json:
-            Console(stderr=True).print(f"reranker cache: {warmed} passages embedded")
+        warmed, warm_seconds = timed_prewarm(settings, show_progress=not args.json)
+        warm_rows = [
+            ("reranker windows embedded", warmed),
+            ("reranker warm-up seconds", warm_seconds),
+            ("total seconds", round(report.seconds + warm_seconds, 2)),
+        ]
     if args.json:
-        print_json(report.model_dump())
+        print_json(
+            {**report.model_dump(), **{k.replace(" ", "_").replace("-", "_"): v for k, v in warm_rows}}
+        )
         return 0
-    console = Console(stderr=False)
-    table = Table(title=f"ingest into {report.index_dir}", show_header=False)
+    console = make_console()
+    table = Table(title=f"ingest into {shown(report.index_dir)}", show_header=False)
     for label, value in [
         ("files seen", report.files_seen),
         ("added", len(report.added)),
@@ -82,12 +160,26 @@ def run(args: argparse.Namespace) -> int:
         ("unchanged (skipped)", len(report.unchanged)),
         ("removed", len(report.removed)),
         ("failed", len(report.failed)),
+        ("unsupported (not read)", len(report.unsupported)),
+        ("excluded by --include/--exclude", report.excluded),
         ("chunks embedded", report.chunks_embedded),
         ("chunks in index", report.chunks_total),
-        ("seconds", report.seconds),
+        ("ingest seconds" if warm_rows else "seconds", report.seconds),
+        *warm_rows,
     ]:
         table.add_row(label, str(value))
     console.print(table)
     for failed in report.failed:
-        console.print(f"[yellow]skipped[/] {failed.source}: {failed.reason}")
+        console.print(f"[yellow]skipped[/] {shown(failed.source)}: {shown(failed.reason)}")
+    if getattr(args, "verbose", 0):
+        for path in report.unsupported:
+            console.print(f"[dim]unsupported[/] {shown(path)}")
+    elif report.unsupported:
+        console.print(f"[dim]{len(report.unsupported)} unsupported files not read; -v lists them[/]")
+    if report.chunks_total == 0:
+        make_console(stderr=True).print(
+            "[yellow]the index is empty: nothing readable was found "
+            f"(supported: {shown(' '.join(supported_suffixes()))})[/]",
+            highlight=False,
+        )
     return 0

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import argparse
 
-from rich.console import Console
-
-from cli.common import add_common, print_json, settings_from
+from cli.common import add_common, make_console, positive_int, print_json, settings_from, shown
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("search", help="search the index without the agent")
-    p.add_argument("query")
-    p.add_argument("--mode", choices=["vector", "keyword", "hybrid", "multi_hop"], default="hybrid")
-    p.add_argument("--k", type=int, default=10)
+    p.add_argument("query", help="what to look for (words, an identifier, a question)")
+    p.add_argument(
+        "--mode",
+        choices=["vector", "keyword", "hybrid", "multi_hop"],
+        default="hybrid",
+        help="which retriever (default: hybrid = vector + keyword fused with RRF)",
+    )
+    p.add_argument("--k", type=positive_int, default=10, help="number of results (1 or more, default 10)")
     p.add_argument(
         "--filter",
         action="append",
@@ -28,12 +31,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from core.chunks import Filters
     from retrievers.factory import open_retrievers
+    from retrievers.index import require_chunks
 
     settings = settings_from(args)
     filters = Filters.from_pairs(args.filter) if args.filter else None
     if not args.query.strip():
         raise ValueError("the query is empty")
     retrievers = open_retrievers(settings)
+    require_chunks(retrievers.index)
     hits = retrievers.by_name(args.mode).search(args.query, args.k, filters)
     if args.json:
         print_json(
@@ -60,14 +65,16 @@ def run(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    console = Console()
+    console = make_console()
     if not hits:
         console.print("no results")
     for rank, hit in enumerate(hits, start=1):
         heading = " > ".join(hit.chunk.heading_path)
         ranks = ", ".join(f"{k}#{v}" for k, v in hit.ranks.items())
         console.print(
-            f"[bold]{rank}.[/] {hit.chunk.source} [dim]{heading}[/] score={hit.score:.4f} ({ranks})"
+            f"[bold]{rank}.[/] {shown(hit.chunk.source)} [dim]{shown(heading)}[/] "
+            f"score={hit.score:.4f} ({shown(ranks)})",
+            highlight=False,
         )
-        console.print("   " + hit.chunk.text[:200].replace("\n", " "))
+        console.print("   " + shown(hit.chunk.text[:200].replace("\n", " ")), highlight=False)
     return 0

@@ -4,13 +4,17 @@ Each question streams the agent's steps as they happen, then the answer with num
 Conversations are checkpointed per thread, so follow-ups use the history and the last conversation
 resumes after a restart. Ctrl-C cancels the running question (the thread is rolled back to before it),
 never the session. With stdin not a terminal it reads one question per line, answers each in plain
-text and exits at end of input, so it can be scripted.
+text and exits at end of input, so it can be scripted; such a run starts a new thread (unless
+``--thread`` names one) and leaves the remembered one alone, so one-shot questions are never read in the
+light of an old conversation. The remembered thread is kept per index.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
+import hashlib
 import queue
 import sys
 import threading
@@ -22,11 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from cli.ask import render_answer
-from cli.common import add_common
+from cli.common import add_common, make_console, show_rerank_progress, shown
 from core.trace import Decision, TraceEvent
 from nodes.policy import MODES
 
@@ -48,7 +51,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("session", help="interactive session (the default without a command)")
     p.add_argument("--mode", choices=MODES, help="retrieval mode to start with (default: agentic)")
     p.add_argument("--thread", help="continue (or start) this conversation thread")
-    p.add_argument("--new", action="store_true", help="start a new thread instead of resuming the last one")
+    p.add_argument(
+        "--new",
+        action="store_true",
+        help="start a new thread instead of resuming the last one (piped input always starts one)",
+    )
     p.add_argument("--brain", choices=["auto", "offline", "llm"], help="force the offline or LLM brain")
     add_common(p, json_flag=False)
     p.set_defaults(handler=run_session)
@@ -102,6 +109,14 @@ def step_labels(update: dict[str, Any]) -> list[str]:
     return labels
 
 
+def answer_token(message: tuple[Any, dict[str, Any]]) -> str:
+    """The text of one streamed model token, when it belongs to the answer the generate node writes."""
+    chunk, metadata = message
+    if metadata.get("langgraph_node") != "generate":
+        return ""
+    return getattr(chunk, "text", "") or ""
+
+
 # --- one run in a worker thread -----------------------------------------------------------------------
 
 
@@ -111,7 +126,7 @@ class _Run:
     Cancelling stops the run at the next step boundary, where the checkpoint is consistent.
     """
 
-    def __init__(self, stream: Callable[[], Iterator[dict[str, Any]]]) -> None:
+    def __init__(self, stream: Callable[[], Iterator[Any]]) -> None:
         self._stream = stream
         self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
         self.cancelled = threading.Event()
@@ -132,7 +147,7 @@ class _Run:
                 iterator.close()  # type: ignore[attr-defined]
             self.events.put(("done", None))
 
-    def updates(self) -> Iterator[dict[str, Any]]:
+    def updates(self) -> Iterator[Any]:
         """Yield updates until the run ends; re-raise the run's exception in the caller's thread."""
         while True:
             try:
@@ -160,10 +175,12 @@ def new_thread_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def last_thread_file(checkpoint_db: Path) -> Path:
-    """Where the last conversation's id is kept: beside the checkpoint database it belongs to."""
+def last_thread_file(checkpoint_db: Path, index_dir: Path) -> Path:
+    """Where the last conversation over one index is kept: beside the checkpoint database it belongs to,
+    one file per index (a conversation about one document set means little over another)."""
     path = Path(checkpoint_db)
-    return path.with_name(path.name + ".last-thread")
+    key = hashlib.sha1(str(Path(index_dir).resolve()).encode()).hexdigest()[:12]
+    return path.with_name(f"{path.name}.last-thread-{key}")
 
 
 @dataclass
@@ -177,6 +194,8 @@ class Session:
     interactive: bool
     thread_id: str = field(default_factory=new_thread_id)
     last: Any = None  # AskResult of the latest answer on this thread
+    store_identity: tuple[int, int] | None = None  # the SQLite checkpoint file this session opened
+    warn: Console = field(default_factory=lambda: Console(stderr=True, highlight=False, soft_wrap=True))
 
     # -- threads --
 
@@ -184,6 +203,8 @@ class Session:
         return self.saver.get_tuple({"configurable": {"thread_id": thread_id}}) is not None
 
     def remember(self) -> None:
+        if not self.interactive:
+            return  # scripted runs do not move where the next interactive session resumes
         try:
             self.state_file.parent.mkdir(parents=True, exist_ok=True)
             self.state_file.write_text(self.thread_id + "\n", encoding="utf-8")
@@ -215,29 +236,70 @@ class Session:
     # -- asking --
 
     def ask(self, question: str) -> None:
+        """One turn, holding the thread's lock so another process's turn on it cannot interleave."""
+        from memory.checkpointer import CheckpointerError, sqlite_identity
+        from memory.thread_lock import thread_lock
+
+        settings = self.context.settings
+        if self.store_identity is not None and sqlite_identity(settings.checkpoint_db) != self.store_identity:
+            self.console.print(
+                f"[red]error: the checkpoint database {shown(settings.checkpoint_db)} was deleted or replaced "
+                "while this session ran, so this turn could not be kept; restart the session[/]"
+            )
+            return
+        try:
+            with thread_lock(
+                self.thread_id, sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url
+            ):
+                self._ask(question)
+        except CheckpointerError as exc:
+            self.console.print(f"[red]error: {shown(str(exc))}[/]")
+
+    def _ask(self, question: str) -> None:
         from langgraph.errors import GraphRecursionError
 
-        from graph.run import build_input, result_from_state, run_config
-        from memory.threads import cap_checkpoints
+        from graph.run import build_input, question_budget_for, result_from_state, run_config, turn_durability
+        from providers.brain.budget import question_budget
 
         settings = self.context.settings
         config = run_config(self.context, self.thread_id)
         before = self.app.get_state(config)
         started = time.perf_counter()
-        run = _Run(
-            lambda: self.app.stream(
-                build_input(question, self.mode, None),
-                config=config,
-                context=self.context,
-                stream_mode="updates",
-            )
-        )
+        budget = question_budget_for(self.context)
+
+        def stream() -> Iterator[tuple[str, Any]]:
+            with question_budget(budget):
+                yield from self.app.stream(
+                    build_input(question, self.mode, None),
+                    config=config,
+                    context=self.context,
+                    stream_mode=["updates", "messages", "values"],
+                    durability=turn_durability(self.app),
+                )
+
+        run = _Run(stream)
         printed = 0
+        streamed = ""
+        final: dict[str, Any] = {}
         try:
-            for update in run.updates():
-                for label in step_labels(update):
+            for mode, payload in run.updates():
+                if mode == "values":
+                    final = payload  # the full state (checkpoints keep only the conversation)
+                    continue
+                if mode == "messages":
+                    token = answer_token(payload)
+                    if token:
+                        if not streamed:
+                            self._end_progress(printed)
+                            printed = 0
+                        self.console.print(shown(token), end="", soft_wrap=True, highlight=False)
+                        streamed += token
+                    continue
+                for label in step_labels(payload):
+                    if streamed and printed == 0:
+                        self.console.print()  # the streamed answer ends; progress goes on below it
                     sep = "  " if printed == 0 else " -> "
-                    self.console.print(f"[dim]{sep}{escape(label)}[/]", end="", soft_wrap=True)
+                    self.console.print(f"[dim]{sep}{shown(label)}[/]", end="", soft_wrap=True)
                     printed += 1
         except KeyboardInterrupt:
             self._cancel(run, before, printed)
@@ -251,14 +313,16 @@ class Session:
             return
         except Exception as exc:
             self._end_progress(printed)
-            self.console.print(f"[red]error: {escape(str(exc) or type(exc).__name__)}[/]")
+            self.console.print(f"[red]error: {shown(str(exc) or type(exc).__name__)}[/]")
             return
         self._end_progress(printed)
-        state = self.app.get_state(config).values
+        for warning in budget.warnings:
+            self.warn.print(f"warning: {shown(warning)}")
+        state = final or self.app.get_state(config).values
         self.last = result_from_state(question, state, started, self.thread_id)
-        cap_checkpoints(self.saver, self.thread_id, settings.max_checkpoints_per_thread)
+        self.last.warnings = budget.warnings
         self.remember()
-        render_answer(self.console, self.last)
+        render_answer(self.console, self.last, streamed=streamed)
 
     def _end_progress(self, printed: int) -> None:
         if printed:
@@ -303,7 +367,7 @@ class Session:
         }
         handler = handlers.get(name)
         if handler is None:
-            self.console.print(f"unknown command {escape(name)}; /help lists the commands")
+            self.console.print(f"unknown command {shown(name)}; /help lists the commands")
         else:
             handler(arg)
         return True
@@ -335,7 +399,7 @@ class Session:
         try:
             self.thread_id = resolve_thread_id(self.saver, arg)
         except ThreadNotFoundError as exc:
-            self.console.print(f"[red]{escape(str(exc))}[/]")
+            self.console.print(f"[red]{shown(str(exc))}[/]")
             return
         self.remember()
         self.load_last()
@@ -343,7 +407,7 @@ class Session:
         self.console.print(f"switched to thread {self.thread_id} ({self.turns()} questions so far)")
         for role, text in detail.turns[-2:]:
             who = "you" if role == "user" else "agent"
-            self.console.print(f"[dim]{who}: {escape(text[:200])}[/]")
+            self.console.print(f"[dim]{who}: {shown(text[:200])}[/]")
 
     def cmd_sources(self, _: str) -> None:
         if self.last is None or not self.last.passages:
@@ -354,19 +418,26 @@ class Session:
             heading = f" — {passage.heading}" if passage.heading else ""
             mark = "" if passage.number in cited else " [dim](not cited)[/]"
             self.console.print(
-                f"[bold][{passage.number}][/] {escape(passage.source + heading)}{mark}", highlight=False
+                f"[bold][{passage.number}][/] {shown(passage.source + heading)}{mark}", highlight=False
             )
-            self.console.print(escape(passage.text.strip()), highlight=False)
+            self.console.print(shown(self.passage_text(passage).strip()), highlight=False)
             self.console.print()
+
+    def passage_text(self, passage: Any) -> str:
+        """The passage's text; a conversation resumed from a checkpoint has only its id, so the index has it."""
+        if passage.text:
+            return passage.text
+        found = self.context.retrievers.index.chunks_by_id([passage.chunk_id])
+        return found[passage.chunk_id].text if found else "(no longer in the index)"
 
     def cmd_trace(self, _: str) -> None:
         if self.last is None or not self.last.trace:
             self.console.print("no trace yet: ask a question first")
             return
         last = self.last
-        self.console.print(f"question: {escape(last.question)}", highlight=False)
+        self.console.print(f"question: {shown(last.question)}", highlight=False)
         if last.standalone_question and last.standalone_question != last.question:
-            self.console.print(f"standalone: {escape(last.standalone_question)}", highlight=False)
+            self.console.print(f"standalone: {shown(last.standalone_question)}", highlight=False)
         table = Table(show_edge=False, pad_edge=False)
         for column in ("#", "node", "decision", "details", "ms", "model calls"):
             table.add_column(column)
@@ -380,8 +451,8 @@ class Session:
             table.add_row(
                 str(number),
                 event.node,
-                escape(event.decision.value + (f": {event.detail}" if event.detail else "")),
-                escape("; ".join(part for part in parts if part)),
+                shown(event.decision.value + (f": {event.detail}" if event.detail else "")),
+                shown("; ".join(part for part in parts if part)),
                 f"{event.ms:.0f}",
                 str(event.model_calls),
             )
@@ -396,7 +467,7 @@ class Session:
         if not arg:
             self.console.print(f"mode: {self.mode} (choose from {', '.join(MODES)})")
         elif arg not in MODES:
-            self.console.print(f"[red]unknown mode {escape(arg)!r}; choose one of {', '.join(MODES)}[/]")
+            self.console.print(f"[red]unknown mode {shown(arg)!r}; choose one of {', '.join(MODES)}[/]")
         else:
             self.mode = arg
             self.console.print(f"mode: {self.mode}")
@@ -404,7 +475,7 @@ class Session:
     def cmd_help(self, _: str) -> None:
         table = Table(show_header=False, show_edge=False, pad_edge=False, box=None)
         for name, text in HELP:
-            table.add_row(f"[bold]{escape(name)}[/]", text)
+            table.add_row(f"[bold]{shown(name)}[/]", text)
         self.console.print(table)
         self.console.print("Anything else is a question; follow-ups use the conversation so far.")
 
@@ -417,7 +488,7 @@ class Session:
         if (line.startswith("/") and line[1:2].isalpha()) or line == "/?":
             return self.command(line)
         if not self.interactive:
-            self.console.print(f"\n{PROMPT}{escape(line)}", highlight=False)
+            self.console.print(f"\n{PROMPT}{shown(line)}", highlight=False)
         self.ask(line)
         return True
 
@@ -459,23 +530,26 @@ def _utf8_streams() -> None:
 def run_session(args: argparse.Namespace) -> int:
     from config import SettingsError, load_settings
     from memory.checkpointer import CheckpointerError
-    from retrievers.index import IndexError_, index_exists
+    from retrievers.index import IndexError_
+    from retrievers.store import store_exists
 
     _utf8_streams()
     interactive = sys.stdin.isatty()
-    console = Console(highlight=False) if sys.stdout.isatty() else Console(highlight=False, soft_wrap=True)
-    errors = Console(stderr=True, highlight=False, soft_wrap=True)
+    console = make_console(highlight=False)
+    errors = make_console(stderr=True, highlight=False)
     try:
         settings = load_settings(
             index_dir=getattr(args, "index_dir", None),
             embedder=getattr(args, "embedder", None),
             brain=getattr(args, "brain", None),
+            store=getattr(args, "store", None),
         )
-    except SettingsError as exc:
-        errors.print(f"error: {escape(str(exc))}")
+        exists = store_exists(settings)
+    except (SettingsError, IndexError_) as exc:
+        errors.print(f"error: {shown(str(exc))}")
         return 2
-    folder = Path(settings.index_dir)
-    if not index_exists(folder):
+    folder = Path(settings.index_dir) if settings.store == "local" else settings.milvus_uri
+    if not exists:
         flag = "" if getattr(args, "index_dir", None) is None else f" --index {folder}"
         errors.print(
             f"No index in {folder} yet. Create one from your documents first:\n"
@@ -486,7 +560,7 @@ def run_session(args: argparse.Namespace) -> int:
     try:
         return _serve(args, settings, console, interactive)
     except (IndexError_, CheckpointerError, SettingsError) as exc:
-        errors.print(f"error: {escape(str(exc))}")
+        errors.print(f"error: {shown(str(exc))}")
         return 2
     except KeyboardInterrupt:
         errors.print("interrupted")
@@ -495,23 +569,41 @@ def run_session(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace, settings: Any, console: Console, interactive: bool) -> int:
     from graph.builder import build_graph
-    from memory.checkpointer import open_checkpointer
+    from memory.checkpointer import open_checkpointer, sqlite_identity
     from nodes.context import build_context
+    from nodes.state import CHECKPOINT_TYPES
+    from providers.brain import offline_brain
+    from retrievers.index import require_chunks
 
     context = build_context(settings)
-    with open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url) as saver:
+    require_chunks(context.retrievers.index)
+    if interactive:
+        show_rerank_progress(context.reranker)
+    problem = endpoint_problem(settings)
+    if problem:
+        # Once per session, not once per question: the offline brain answers until the next start.
+        Console(stderr=True, highlight=False, soft_wrap=True).print(
+            f"warning: {shown(problem)}; this session uses the offline brain"
+        )
+        context = dataclasses.replace(context, brain=offline_brain(settings.sufficiency_threshold))
+    with open_checkpointer(
+        sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url, allowed_types=CHECKPOINT_TYPES
+    ) as saver:
         session = Session(
-            app=build_graph(checkpointer=saver),
+            store_identity=None if settings.postgres_url else sqlite_identity(settings.checkpoint_db),
+            app=build_graph(
+                checkpointer=saver, max_checkpoints_per_thread=settings.max_checkpoints_per_thread
+            ),
             context=context,
             saver=saver,
             console=console,
-            state_file=last_thread_file(settings.checkpoint_db),
+            state_file=last_thread_file(settings.checkpoint_db, settings.index_dir),
             mode=getattr(args, "mode", None) or settings.mode,
             interactive=interactive,
         )
-        resumed = (
-            None if getattr(args, "new", False) else getattr(args, "thread", None) or session.saved_thread()
-        )
+        resumed = getattr(args, "thread", None)
+        if not resumed and interactive and not getattr(args, "new", False):
+            resumed = session.saved_thread()
         if resumed:
             session.thread_id = resumed
             session.load_last()
@@ -529,12 +621,21 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
     return 0
 
 
+def endpoint_problem(settings: Any) -> str:
+    """What is wrong with the configured LLM endpoint ("" when none is configured or it is usable)."""
+    if not settings.llm_configured:
+        return ""
+    from providers.endpoint import check_endpoint
+
+    return check_endpoint(settings.openai_base_url, settings.openai_api_key, settings.llm_model).problem
+
+
 def _banner(session: Session, settings: Any, resumed: str | None) -> None:
     brain = session.context.brain.name
-    chunks = session.context.retrievers.index.docstore.count()
+    index = session.context.retrievers.index
     console = session.console
     console.print(
-        f"[bold]agentic-rag[/] · index {escape(str(settings.index_dir))} ({chunks} chunks) · "
+        f"[bold]agentic-rag[/] · index {shown(index.location)} ({index.count()} chunks) · "
         f"brain: {brain} · mode: {session.mode}"
     )
     if resumed and session.has_checkpoints(resumed):

@@ -10,12 +10,10 @@ import argparse
 from datetime import datetime
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
-from cli.common import add_common, print_json, settings_from
-from config import Settings
+from cli.common import make_console, print_json, shown
+from config import Settings, load_settings
 
 ROLE_LABEL = {"user": "you", "assistant": "agent"}
 
@@ -25,16 +23,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     actions = p.add_subparsers(dest="threads_action", metavar="ACTION", required=True)
     add = actions.add_parser
     _options(add("list", help="every thread, most recent first"))
-    _options(add("show", help="the conversation of one thread")).add_argument("thread_id")
-    _options(add("delete", help="delete a thread and all its checkpoints")).add_argument("thread_id")
+    show = _options(add("show", help="the conversation of one thread"))
+    show.add_argument("thread_id", help="the thread's id (a unique prefix is enough)")
+    delete = _options(add("delete", help="delete a thread and all its checkpoints"))
+    delete.add_argument("thread_id", help="the thread's id (a unique prefix is enough)")
     prune = _options(add("prune", help="delete threads not updated for a while"))
     prune.add_argument("--older-than", required=True, metavar="AGE", help="e.g. 30d, 12h, 45m, 2w")
     p.set_defaults(handler=run)
 
 
 def _options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    add_common(parser)
+    """Threads live in the checkpoint store only: no index or embedder options here."""
     parser.add_argument("--db", dest="checkpoint_db", help="checkpoint SQLite file (default from settings)")
+    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     return parser
 
 
@@ -68,31 +69,42 @@ def threads_table(infos: list, current: str | None = None) -> Table:
     for info in infos:
         mark = " *" if info.thread_id == current else ""
         table.add_row(
-            info.thread_id + mark, when(info.updated_at), str(info.n_checkpoints), escape(info.title)
+            shown(info.thread_id) + mark, when(info.updated_at), str(info.n_checkpoints), shown(info.title)
         )
     return table
 
 
 def run(args: argparse.Namespace) -> int:
-    from memory.checkpointer import CheckpointerError
+    from memory.checkpointer import CheckpointerError, store_errors, store_name
     from memory.threads import ThreadNotFoundError
 
-    settings = settings_from(args, checkpoint_db=getattr(args, "checkpoint_db", None))
+    settings = load_settings(checkpoint_db=args.checkpoint_db)
     try:
-        return _dispatch(args, settings)
+        with store_errors(store_name(settings.checkpoint_db, settings.postgres_url)):
+            return _dispatch(args, settings)
     except (ThreadNotFoundError, CheckpointerError) as exc:
-        Console(stderr=True).print(f"error: {escape(str(exc))}", highlight=False)
+        make_console(stderr=True).print(f"error: {shown(str(exc))}", highlight=False)
         return 1
 
 
 def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     from memory.checkpointer import open_checkpointer
-    from memory.threads import delete_thread, list_threads, parse_duration, prune_threads, show_thread
+    from memory.threads import (
+        delete_thread,
+        list_threads,
+        parse_duration,
+        prune_threads,
+        reclaim_space,
+        show_thread,
+    )
+    from nodes.state import CHECKPOINT_TYPES
 
-    console = Console(highlight=False)
+    console = make_console(highlight=False)
     action = args.threads_action
     older_than = parse_duration(args.older_than) if action == "prune" else None
-    with open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url) as saver:
+    with open_checkpointer(
+        sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url, allowed_types=CHECKPOINT_TYPES
+    ) as saver:
         if action == "list":
             infos = list_threads(saver)
             if args.json:
@@ -108,11 +120,11 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
                 print_json(detail.model_dump(mode="json"))
                 return 0
             console.print(
-                f"[bold]thread {detail.thread_id}[/] · updated {when(detail.updated_at)} · "
+                f"[bold]thread {shown(detail.thread_id)}[/] · updated {when(detail.updated_at)} · "
                 f"{detail.n_checkpoints} checkpoints"
             )
             for role, text in detail.turns:
-                console.print(f"\n[bold]{ROLE_LABEL.get(role, role)}:[/] {escape(text)}")
+                console.print(f"\n[bold]{ROLE_LABEL.get(role, role)}:[/] {shown(text)}")
             return 0
         if action == "delete":
             thread_id = resolve_thread_id(saver, args.thread_id)
@@ -120,13 +132,15 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
             if args.json:
                 print_json({"deleted": [thread_id]})
             else:
-                console.print(f"deleted thread {thread_id}")
+                console.print(f"deleted thread {shown(thread_id)}")
             return 0
         pruned = prune_threads(saver, older_than or parse_duration(args.older_than))
+        if pruned:
+            reclaim_space(saver)
         if args.json:
             print_json({"deleted": pruned, "older_than": args.older_than})
         else:
-            listed = f": {', '.join(pruned)}" if pruned else ""
+            listed = f": {shown(', '.join(pruned))}" if pruned else ""
             console.print(f"deleted {len(pruned)} thread(s) not updated for {args.older_than}{listed}")
         return 0
 

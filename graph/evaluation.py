@@ -51,7 +51,7 @@ def build_modes(
     progress: bool = True,
 ) -> tuple[dict[str, RunMode], Callable[[], None]]:
     """RunModes for the harness plus a close() for the opened index."""
-    folder = prepare_index(dataset, settings, index_dir, progress)
+    settings, folder = prepare_index(dataset, settings, index_dir, progress)
     context = make_context(settings, folder)
     app = build_graph()
     runners = {mode: mode_runner(app, context, mode) for mode in modes}

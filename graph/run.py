@@ -3,10 +3,12 @@ the evaluation harness and embedding apps)."""
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from typing import Any
 
+from langchain_core.messages import HumanMessage
 from langgraph.errors import GraphRecursionError
 from pydantic import BaseModel, Field
 
@@ -14,6 +16,14 @@ from core.chunks import Filters
 from core.schemas import Citation, Passage, QueryAnalysis, RetrievalEvaluation, SentenceSupport
 from core.trace import TraceEvent
 from nodes.context import AgentContext
+from providers.brain.budget import QuestionBudget, question_budget
+
+log = logging.getLogger(__name__)
+
+# Persist a turn's checkpoint only when the run ends: a process killed mid-turn leaves the thread as it
+# was before the question (never a half-turn the next question would inherit), and a turn costs one
+# checkpoint instead of one per step.
+TURN_DURABILITY = "exit"
 
 
 class AskResult(BaseModel):
@@ -34,6 +44,7 @@ class AskResult(BaseModel):
     latency_ms: float = 0.0
     thread_id: str | None = None
     error: str = ""
+    warnings: list[str] = Field(default_factory=list, description="e.g. the LLM endpoint was unreachable")
 
     def trace_line(self) -> str:
         """One line such as: analyze_query(factual/simple -> hybrid) > retrieve_hybrid > rerank > ..."""
@@ -41,6 +52,11 @@ class AskResult(BaseModel):
             " > ".join(event.label() for event in self.trace)
             + f" | {self.latency_ms:.0f} ms, {self.model_calls} model calls"
         )
+
+
+def turn_durability(app: Any) -> str | None:
+    """``TURN_DURABILITY`` for a graph with a checkpointer (LangGraph warns when there is none)."""
+    return TURN_DURABILITY if getattr(app, "checkpointer", None) else None
 
 
 def run_config(context: AgentContext, thread_id: str | None) -> dict[str, Any]:
@@ -76,7 +92,9 @@ def result_from_state(
 
 
 def build_input(question: str, mode: str | None, filters: Filters | None) -> dict[str, Any]:
-    payload: dict[str, Any] = {"question": question}
+    # The question travels as the turn's own message, so the graph never mistakes an unanswered message
+    # left by an interrupted turn for this one.
+    payload: dict[str, Any] = {"question": question, "messages": [HumanMessage(question)]}
     if mode:
         payload["mode"] = mode
     payload["filters"] = filters if filters and not filters.is_empty() else None
@@ -96,8 +114,15 @@ def ask(
     guard, the recursion limit, which ends the run with a clear message instead of an exception."""
     started = time.perf_counter()
     config = run_config(context, thread_id)
+    budget = question_budget_for(context)
     try:
-        state = app.invoke(build_input(question, mode, filters), config=config, context=context)
+        with question_budget(budget):
+            state = app.invoke(
+                build_input(question, mode, filters),
+                config=config,
+                context=context,
+                durability=turn_durability(app),
+            )
     except GraphRecursionError:
         return AskResult(
             question=question,
@@ -110,5 +135,20 @@ def ask(
             answer="",
             latency_ms=round((time.perf_counter() - started) * 1000, 1),
             thread_id=thread_id,
+            warnings=budget.warnings,
         )
-    return result_from_state(question, state, started, thread_id)
+    result = result_from_state(question, state, started, thread_id)
+    result.warnings = budget.warnings
+    log.info(
+        "answered in %.0f ms: mode %s, stop %s, %d model calls",
+        result.latency_ms,
+        result.mode,
+        result.stop_reason or "-",
+        result.model_calls,
+    )
+    return result
+
+
+def question_budget_for(context: AgentContext) -> QuestionBudget:
+    """A fresh per-question LLM budget from the settings (deadline ``llm_deadline_s``)."""
+    return QuestionBudget(context.settings.llm_deadline_s)

@@ -1,5 +1,6 @@
 """Incremental ingestion: new and changed files are split and embedded, unchanged files keep their
-chunks and vectors, deleted files lose theirs, and the result is written as a new index generation.
+chunks and vectors, deleted files lose theirs, and the result is written to the selected store (a new
+local index generation, or upserts and deletes in Milvus: ``ingestion.sinks``).
 
 A file that fails to load is reported with its reason and never aborts the run; if an earlier
 version of it was indexed, that version is kept (bad input loses nothing).
@@ -8,8 +9,11 @@ version of it was indexed, that version is kept (bad input loses nothing).
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
+import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +25,16 @@ from config import Settings
 from core.chunks import Chunk
 from core.text import detect_language
 from ingestion.documents import LoadedDocument, TextPiece
-from ingestion.indexing import bm25_tokens, build_params, embed_in_batches, embedding_text, progress_interval
-from ingestion.loaders import LoaderError, iter_source_files, load_document
+from ingestion.indexing import embed_in_batches, embedding_text, progress_interval
+from ingestion.loaders import LoaderError, load_document, regular_file
 from ingestion.records import RECORD_SUFFIXES, load_records
+from ingestion.sinks import open_sink
+from ingestion.sources import scan_sources
 from ingestion.splitter import SplitConfig, split_document
 from providers.embeddings import Embedder
 from retrievers.docstore import FileRecord
-from retrievers.index import IndexError_, read_generation, write_generation, write_lock
+
+log = logging.getLogger(__name__)
 
 
 class FailedFile(BaseModel):
@@ -43,6 +50,8 @@ class IngestReport(BaseModel):
     unchanged: list[str] = Field(default_factory=list)
     removed: list[str] = Field(default_factory=list)
     failed: list[FailedFile] = Field(default_factory=list)
+    unsupported: list[str] = Field(default_factory=list, description="files found with no loader, not read")
+    excluded: int = Field(default=0, description="files left out by the include/exclude globs")
     chunks_total: int = 0
     chunks_embedded: int = 0
     seconds: float = 0.0
@@ -53,8 +62,12 @@ def chunk_id(source: str, index: int, content_hash: str) -> str:
 
 
 def file_sha256(path: Path) -> str:
+    """SHA-256 of a regular file; opened without blocking and re-checked, so a FIFO swapped in never hangs."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise LoaderError("not a regular file; skipped")
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -101,9 +114,84 @@ def load_chunks(
     return records[0][0], chunks
 
 
+def _resolved_root(path: Path) -> Path:
+    try:
+        root = path.resolve()
+    except (RuntimeError, OSError):
+        raise FileNotFoundError(f"{path} cannot be followed (symlink loop)") from None
+    if not root.exists():
+        raise FileNotFoundError(f"{root} does not exist")
+    return root
+
+
 def _under(path: str, roots: list[Path]) -> bool:
     p = Path(path)
     return any(p == root or root in p.parents for root in roots)
+
+
+class FileOutcome(BaseModel):
+    """One file read and split: its record and chunks, or why it failed."""
+
+    source: str
+    record: FileRecord | None = None
+    chunks: list[Chunk] = Field(default_factory=list)
+    error: str | None = None
+
+
+def split_config(settings: Settings) -> SplitConfig:
+    return SplitConfig(
+        chunk_size=settings.chunk_size,
+        chunk_overlap=settings.chunk_overlap,
+        semantic=settings.semantic_split,
+        semantic_threshold=settings.semantic_threshold,
+    )
+
+
+def load_file(path: Path, digest: str, settings: Settings, semantic_embed: Any = None) -> FileOutcome:
+    """Read and split one file; a loader failure becomes the outcome's ``error``, never an exception."""
+    source = str(path)
+    max_bytes = int(settings.max_file_mb * 1024 * 1024)
+    try:
+        doc, chunks = load_chunks(path, max_bytes, split_config(settings), semantic_embed, digest)
+        if not chunks:
+            raise LoaderError("no text to index")
+    except (LoaderError, OSError) as exc:
+        return FileOutcome(source=source, error=getattr(exc, "reason", None) or str(exc))
+    record = FileRecord(
+        source=source,
+        file_hash=digest,
+        mtime=doc.mtime,
+        size=doc.size,
+        n_chunks=len(chunks),
+        ingested_at=time.time(),
+    )
+    return FileOutcome(source=source, record=record, chunks=chunks)
+
+
+# Reads, splits and embeds the files to (re)index: (path, sha256) pairs -> outcomes and the vectors of
+# all their chunks in order. The plain one runs here; ``ingestion.ray_ingest`` runs on a Ray cluster.
+Processor = Callable[[list[tuple[Path, str]]], tuple[list[FileOutcome], np.ndarray]]
+
+
+def local_processor(settings: Settings, embedder: Embedder, progress: bool) -> Processor:
+    def process(items: list[tuple[Path, str]]) -> tuple[list[FileOutcome], np.ndarray]:
+        semantic_embed = embedder.embed_documents if settings.semantic_split else None
+        outcomes = [
+            load_file(path, digest, settings, semantic_embed)
+            for path, digest in tqdm(
+                items,
+                desc="reading",
+                unit="file",
+                disable=not progress,
+                leave=False,
+                mininterval=progress_interval(),
+            )
+        ]
+        chunks = [c for o in outcomes for c in o.chunks]
+        texts = [embedding_text(c) for c in chunks]
+        return outcomes, embed_in_batches(embedder, texts, settings.embed_batch_size, progress)
+
+    return process
 
 
 def ingest_paths(
@@ -114,122 +202,109 @@ def ingest_paths(
     index_dir: Path | None = None,
     rebuild: bool = False,
     progress: bool = True,
+    processor: Processor | None = None,
+    include: list[str] | None = None,
+    exclude: list[str] | None = None,
 ) -> IngestReport:
-    folder = Path(index_dir or settings.index_dir)
+    """Bring the index in line with ``paths``; ``include``/``exclude`` are globs on paths relative to the
+    folders given (or file names), e.g. ``*.md``, ``docs/**``, ``build``."""
     started = time.perf_counter()
-    report = IngestReport(index_dir=str(folder))
-    roots = [Path(p).resolve() for p in paths]
-    for root in roots:
-        if not root.exists():
-            raise FileNotFoundError(f"{root} does not exist")
-    split_config = SplitConfig(
-        chunk_size=settings.chunk_size,
-        chunk_overlap=settings.chunk_overlap,
-        semantic=settings.semantic_split,
-        semantic_threshold=settings.semantic_threshold,
-    )
+    roots = [_resolved_root(Path(p)) for p in paths]
     max_bytes = int(settings.max_file_mb * 1024 * 1024)
-    with write_lock(folder):
-        previous = None if rebuild else read_generation(folder)
-        if previous is not None and previous[2]["embedder"] != embedder.name:
-            raise IndexError_(
-                f"the index in {folder} was built with embedder {previous[2]['embedder']!r}, not "
-                f"{embedder.name!r}; re-ingest everything with --rebuild"
-            )
-        old_files = previous[0].files() if previous else {}
-        files = [p.resolve() for p in iter_source_files(roots)]
+    process = processor or local_processor(settings, embedder, progress)
+    with open_sink(settings, embedder.name, embedder.dim, index_dir=index_dir, rebuild=rebuild) as sink:
+        report = IngestReport(index_dir=sink.location)
+        old_files = sink.files()
+        scan = scan_sources(roots, include or (), exclude or ())
+        files = scan.files  # resolved one by one below: a symlink loop fails its own file only
+        report.unsupported = [str(p) for p in scan.unsupported]
+        report.excluded = len(scan.excluded)
+        # Files a filter left out are outside this run, like files outside its paths: kept as they are.
+        filtered_out = {str(p.resolve()) for p in scan.excluded}
+        for path in report.unsupported:
+            log.debug("unsupported %s", path)
         report.files_seen = len(files)
+        report.failed.extend(
+            FailedFile(source=str(folder), reason=reason) for folder, reason in scan.unreadable
+        )
+        scanned: set[str] = set()
         keep_sources: set[str] = set()
-        new_chunks: list[Chunk] = []
         records: dict[str, FileRecord] = {}
-        semantic_embed = embedder.embed_documents if settings.semantic_split else None
-        for path in tqdm(
-            files,
-            desc="reading",
-            unit="file",
-            disable=not progress,
-            leave=False,
-            mininterval=progress_interval(),
-        ):
-            source = str(path)
+        to_load: list[tuple[Path, str]] = []
+
+        def failed(source: str, reason: str) -> None:
+            report.failed.append(FailedFile(source=source, reason=reason))
+            log.info("failed %s: %s", source, reason)
+            if source in old_files:  # keep the last good version
+                keep_sources.add(source)
+                records[source] = old_files[source]
+
+        for path in files:
+            source = str(path.absolute())
             try:
+                path = regular_file(path)  # before anything opens it: a FIFO or /dev/zero never ends
+                source = str(path)
+                scanned.add(source)
                 if path.stat().st_size > max_bytes:
                     raise LoaderError(
                         f"file too large ({path.stat().st_size / 1e6:.1f} MB > {settings.max_file_mb} MB)"
                     )
                 digest = file_sha256(path)
-                old = old_files.get(source)
-                if old is not None and old.file_hash == digest:
-                    keep_sources.add(source)
-                    records[source] = old
-                    report.unchanged.append(source)
-                    continue
-                doc, chunks = load_chunks(path, max_bytes, split_config, semantic_embed, digest)
-                if not chunks:
-                    raise LoaderError("no text to index")
             except (LoaderError, OSError) as exc:
-                reason = getattr(exc, "reason", None) or str(exc)
-                report.failed.append(FailedFile(source=source, reason=reason))
-                if source in old_files:  # keep the last good version
-                    keep_sources.add(source)
-                    records[source] = old_files[source]
+                failed(source, getattr(exc, "reason", None) or str(exc))
                 continue
-            new_chunks.extend(chunks)
-            records[source] = FileRecord(
-                source=source,
-                file_hash=digest,
-                mtime=doc.mtime,
-                size=doc.size,
-                n_chunks=len(chunks),
-                ingested_at=time.time(),
-            )
-            (report.updated if source in old_files else report.added).append(source)
-        scanned = {str(p) for p in files}
+            old = old_files.get(source)
+            if old is not None and old.file_hash == digest:
+                keep_sources.add(source)
+                records[source] = old
+                report.unchanged.append(source)
+                log.debug("unchanged %s", source)
+            else:
+                to_load.append((path, digest))
+        outcomes, all_vectors = process(to_load)
+        new_chunks: list[Chunk] = []
+        vector_rows: list[int] = []
+        row = 0
+        for outcome in outcomes:
+            count = len(outcome.chunks)
+            if outcome.error is not None or outcome.record is None:
+                failed(outcome.source, outcome.error or "not processed")
+            else:
+                new_chunks.extend(outcome.chunks)
+                vector_rows.extend(range(row, row + count))
+                records[outcome.source] = outcome.record
+                (report.updated if outcome.source in old_files else report.added).append(outcome.source)
+                log.debug(
+                    "%s %s (%d chunks)",
+                    "updated" if outcome.source in old_files else "added",
+                    outcome.source,
+                    count,
+                )
+            row += count
         for source in old_files:
             if source in keep_sources or source in records:
                 continue
-            if _under(source, roots) and source not in scanned:
+            if _under(source, roots) and source not in scanned and source not in filtered_out:
                 report.removed.append(source)
-            elif not _under(source, roots):  # outside this run's paths: untouched
+                log.debug("removed %s (no longer on disk)", source)
+            elif not _under(source, roots) or source in filtered_out:  # outside this run: untouched
                 keep_sources.add(source)
                 records[source] = old_files[source]
-        vectors = embed_in_batches(
-            embedder, [embedding_text(c) for c in new_chunks], settings.embed_batch_size, progress
-        )
+        vectors = all_vectors[vector_rows] if len(vector_rows) else all_vectors[:0]
         report.chunks_embedded = len(new_chunks)
-
-        def rows() -> Iterator[tuple[Chunk, list[str], np.ndarray]]:
-            if previous is not None:
-                store, old_vectors, _ = previous
-                for pos, chunk, tokens in store.iter_rows(keep_sources):
-                    yield chunk, tokens.split(" ") if tokens else [], old_vectors[pos]
-            for chunk, vector in zip(new_chunks, vectors, strict=True):
-                yield chunk, bm25_tokens(chunk, settings.bm25_title_boost), vector
-
-        counted = _Counted(rows())
-        write_generation(
-            folder,
-            counted,
-            records.values(),
-            embedder=embedder.name,
-            dim=embedder.dim,
-            params=build_params(settings),
-        )
-        if previous is not None:
-            previous[0].close()
-        report.chunks_total = counted.n
+        report.chunks_total = sink.write(new_chunks, vectors, records, keep_sources)
     report.seconds = round(time.perf_counter() - started, 2)
+    log.info(
+        "ingested into %s: %d added, %d updated, %d unchanged, %d removed, %d failed, %d unsupported, "
+        "%d chunks (%.1f s)",
+        report.index_dir,
+        len(report.added),
+        len(report.updated),
+        len(report.unchanged),
+        len(report.removed),
+        len(report.failed),
+        len(report.unsupported),
+        report.chunks_total,
+        report.seconds,
+    )
     return report
-
-
-class _Counted:
-    """Pass rows through while counting them."""
-
-    def __init__(self, rows: Iterator) -> None:
-        self.rows = rows
-        self.n = 0
-
-    def __iter__(self) -> Iterator:
-        for row in self.rows:
-            self.n += 1
-            yield row

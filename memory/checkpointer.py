@@ -7,8 +7,10 @@ closes the connection, so callers never touch driver details.
 
 from __future__ import annotations
 
+import copy
 import re
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -45,6 +47,39 @@ def redact_url(url: str) -> str:
     return re.sub(r"(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", url)
 
 
+def store_name(sqlite_path: Path, postgres_url: str | None) -> str:
+    """How messages name the checkpoint store: the redacted URL, or the SQLite file."""
+    return redact_url(postgres_url) if postgres_url else str(sqlite_path)
+
+
+@contextmanager
+def store_errors(store: str) -> Iterator[None]:
+    """Turn a driver error while reading or writing checkpoints into one ``CheckpointerError`` line.
+
+    A read-only, full or damaged database otherwise surfaces as a raw ``sqlite3``/``psycopg`` traceback.
+    """
+    try:
+        yield
+    except (sqlite3.Error, psycopg.Error) as exc:
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise CheckpointerError(
+            f"the checkpoint store {store} failed ({reason}); check that it is writable and not damaged, "
+            "or set AGENTIC_RAG_CHECKPOINT_DB to another file"
+        ) from None
+
+
+def sqlite_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the SQLite file, None when it is gone: tells a deleted or replaced store.
+
+    A connection keeps writing to a deleted file's inode, so turns would silently vanish with it.
+    """
+    try:
+        info = Path(path).stat()
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
 def _serializer(allowed_types: Iterable[type]) -> JsonPlusSerializer | None:
     """Strict deserialisation limited to LangGraph's safe types plus ``allowed_types``, when given.
 
@@ -55,6 +90,20 @@ def _serializer(allowed_types: Iterable[type]) -> JsonPlusSerializer | None:
     """
     modules = sorted({(t.__module__, t.__name__) for t in allowed_types})
     return JsonPlusSerializer(allowed_msgpack_modules=modules) if modules else None
+
+
+def loading(saver: BaseCheckpointSaver, allowed_types: Iterable[type]) -> BaseCheckpointSaver:
+    """A shallow copy of ``saver`` that loads exactly ``allowed_types`` besides LangGraph's own, quietly.
+
+    A saver built with LangGraph's default serializer loads any class with a warning (and ignores the
+    allowlist a compiled graph derives from its state); a saver with another serializer is kept as is.
+    """
+    serde = _serializer(allowed_types)
+    if serde is None or type(saver.serde) is not JsonPlusSerializer:
+        return saver
+    clone = copy.copy(saver)
+    clone.serde = serde
+    return clone
 
 
 def _connect_sqlite(path: Path) -> sqlite3.Connection:
@@ -113,17 +162,40 @@ def _is_setup_race(exc: psycopg.Error) -> bool:
     return isinstance(exc, psycopg.errors.UniqueViolation | psycopg.errors.DuplicateTable)
 
 
-def _setup_postgres(saver: PostgresSaver, url: str) -> None:
-    for attempt in range(_SETUP_ATTEMPTS):
-        try:
-            saver.setup()
-            return
-        except psycopg.Error as exc:
-            if _is_setup_race(exc) and attempt + 1 < _SETUP_ATTEMPTS:
-                continue
+# Session advisory lock held while creating tables: replicas starting together take turns (LangGraph's
+# migrations run as separate statements, so without it the loser's retries can keep colliding). Waiters
+# poll with pg_try_advisory_lock: a blocked pg_advisory_lock is an open transaction, which the holder's
+# CREATE INDEX CONCURRENTLY waits for -> deadlock.
+_SETUP_LOCK_KEY = 0x6167_7261  # any fixed 64-bit number private to agentic-rag
+_SETUP_LOCK_WAIT_S = 120.0
+
+
+def _take_setup_lock(conn: psycopg.Connection, url: str) -> None:
+    deadline = time.monotonic() + _SETUP_LOCK_WAIT_S
+    while not conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (_SETUP_LOCK_KEY,)).fetchone()["ok"]:
+        if time.monotonic() > deadline:
             raise CheckpointerError(
-                f"cannot create checkpoint tables at {redact_url(url)}: {exc}".strip()
-            ) from exc
+                f"another process has been creating the checkpoint tables at {redact_url(url)} for "
+                f"{_SETUP_LOCK_WAIT_S:g} s; check it, then retry"
+            )
+        time.sleep(0.1)
+
+
+def _setup_postgres(saver: PostgresSaver, url: str, conn: psycopg.Connection) -> None:
+    _take_setup_lock(conn, url)
+    try:
+        for attempt in range(_SETUP_ATTEMPTS):
+            try:
+                saver.setup()
+                return
+            except psycopg.Error as exc:
+                if _is_setup_race(exc) and attempt + 1 < _SETUP_ATTEMPTS:
+                    continue
+                raise CheckpointerError(
+                    f"cannot create checkpoint tables at {redact_url(url)}: {exc}".strip()
+                ) from exc
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK_KEY,))
 
 
 @contextmanager
@@ -135,7 +207,7 @@ def open_checkpointer(
     if postgres_url:
         with _connect_postgres(postgres_url) as conn:
             saver = PostgresSaver(conn, serde=serde)
-            _setup_postgres(saver, postgres_url)
+            _setup_postgres(saver, postgres_url, conn)
             yield saver
         return
     path = Path(sqlite_path)

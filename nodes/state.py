@@ -13,9 +13,16 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from core.chunks import Filters, ScoredChunk
-from core.schemas import Citation, Passage, QueryAnalysis, RetrievalEvaluation, SentenceSupport
-from core.trace import TraceEvent
+from core.chunks import Chunk, Filters, ScoredChunk
+from core.schemas import (
+    ChunkJudgement,
+    Citation,
+    Passage,
+    QueryAnalysis,
+    RetrievalEvaluation,
+    SentenceSupport,
+)
+from core.trace import Decision, TraceEvent
 
 T = TypeVar("T")
 RESET: Literal["__reset__"] = "__reset__"
@@ -84,6 +91,19 @@ class InputState(TypedDict, total=False):
     filters: Filters | None
 
 
+# Per-turn working sets: needed while a turn runs, not by the conversation afterwards.
+EVIDENCE_CHANNELS = ("retrieved", "reranked", "hop_hits")
+
+
+def conversation_values(values: dict[str, Any]) -> dict[str, Any]:
+    """What a checkpoint keeps: the conversation (question, answer, citations, messages, trace) and the
+    ids of the passages behind the answer, not the candidates' or passages' text."""
+    slim = {key: ([] if key in EVIDENCE_CHANNELS else value) for key, value in values.items()}
+    if slim.get("passages"):
+        slim["passages"] = [p.model_copy(update={"text": ""}) for p in slim["passages"]]
+    return slim
+
+
 TURN_RESET: dict[str, Any] = {
     "analysis": None,
     "strategy": "",
@@ -104,3 +124,22 @@ TURN_RESET: dict[str, Any] = {
     "insufficient": False,
     "error": "",
 }
+
+
+# The classes a checkpoint of this state may hold: a saver read directly (thread listings, the
+# session's resume check) loads exactly these, besides LangGraph's own types.
+CHECKPOINT_TYPES: tuple[type, ...] = (
+    QueryAnalysis,
+    ChunkJudgement,
+    RetrievalEvaluation,
+    Chunk,
+    ScoredChunk,
+    Filters,
+    Passage,
+    Citation,
+    SentenceSupport,
+    TraceEvent,
+    Decision,
+    HopHits,
+    SubQuery,
+)

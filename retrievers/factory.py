@@ -1,22 +1,27 @@
-"""Build every retriever over one opened index from settings."""
+"""Build every retriever over one opened store (local index or Milvus) from settings."""
 
 from __future__ import annotations
 
+import logging
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from config import Settings
 from providers.embeddings import Embedder, make_embedder
 from retrievers.hybrid import HybridRetriever
-from retrievers.index import Index, IndexError_, open_index
+from retrievers.index import IndexError_
 from retrievers.keyword import KeywordRetriever
 from retrievers.multi_hop import MultiHopRetriever, TitleLinker
+from retrievers.store import Store, open_store
 from retrievers.vector import HydeRetriever, VectorRetriever
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
 class RetrieverSet:
-    index: Index
+    index: Store
     embedder: Embedder
     vector: VectorRetriever
     keyword: KeywordRetriever
@@ -40,18 +45,20 @@ def embedder_for(settings: Settings) -> Embedder:
     )
 
 
-def build_retrievers(index: Index, settings: Settings, embedder: Embedder | None = None) -> RetrieverSet:
+def build_retrievers(index: Store, settings: Settings, embedder: Embedder | None = None) -> RetrieverSet:
     embedder = embedder or embedder_for(settings)
     if embedder.name != index.embedder_name:
         raise IndexError_(
-            f"the index in {index.folder} was built with embedder {index.embedder_name!r} but the "
+            f"the index in {index.location} was built with embedder {index.embedder_name!r} but the "
             f"settings select {embedder.name!r}; set AGENTIC_RAG_EMBEDDER accordingly or rebuild with: "
-            f"python main.py ingest --rebuild --index {index.folder} PATH..."
+            "python main.py ingest --rebuild PATH..."
         )
     vector = VectorRetriever(index, embedder)
     keyword = KeywordRetriever(index)
     hybrid = HybridRetriever(
         [vector, keyword],
+        index,
+        fusion=settings.fusion,
         rrf_k=settings.rrf_k,
         weights={"vector": settings.vector_weight, "keyword": settings.keyword_weight},
         candidate_k=settings.candidate_k,
@@ -62,13 +69,24 @@ def build_retrievers(index: Index, settings: Settings, embedder: Embedder | None
         vector=vector,
         keyword=keyword,
         hybrid=hybrid,
-        multi_hop=MultiHopRetriever(
-            hybrid, titles=TitleLinker(index.docstore.titles()), rrf_k=settings.rrf_k
-        ),
+        multi_hop=MultiHopRetriever(hybrid, titles=TitleLinker(index.titles()), rrf_k=settings.rrf_k),
         hyde=HydeRetriever(vector),
     )
 
 
 def open_retrievers(settings: Settings, index_dir: Path | None = None) -> RetrieverSet:
-    index = open_index(Path(index_dir or settings.index_dir), ef_search=settings.hnsw_ef_search)
-    return build_retrievers(index, settings)
+    started = time.perf_counter()
+    store = open_store(settings, index_dir)
+    try:
+        retrievers = build_retrievers(store, settings)
+    except BaseException:
+        store.close()
+        raise
+    log.debug(
+        "opened %s: %d chunks, embedder %s (%.0f ms)",
+        store.location,
+        store.count(),
+        settings.embedder,
+        (time.perf_counter() - started) * 1000,
+    )
+    return retrievers

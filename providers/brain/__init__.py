@@ -18,7 +18,7 @@ from providers.brain.judge import LLMJudge, OfflineJudge
 from providers.brain.rewrite import LLMRewriter, OfflineRewriter
 from providers.brain.roles import Brain
 from providers.brain.verify import LLMVerifier, OfflineVerifier
-from providers.brain.write import LLMWriter, OfflineWriter
+from providers.brain.write import AnswerCheck, LLMWriter, OfflineWriter
 from providers.offline_brain.meaning import Meaning, TextEmbedder
 
 if TYPE_CHECKING:
@@ -63,12 +63,27 @@ def llm_brain(
     *,
     structured_method: StructuredMethod = "json_schema",
     parse_attempts: int = 2,
+    max_retries: int = 2,
+    backoff_s: float = 0.5,
     judge_tokens_per_chunk: int = 300,
     name: str | None = None,
+    answer_check: AnswerCheck | None = None,
+    max_answer_chars: int = 4000,
 ) -> Brain:
-    """Every role asks ``model`` first and is answered by ``fallback``'s role when the model fails."""
+    """Every role asks ``model`` first and is answered by ``fallback``'s role when the model fails.
+
+    Build ``model`` with ``max_retries=0``: ``max_retries`` here retries 429/5xx/timeouts (never a
+    refused connection) within the question's deadline.
+    """
     log = CallLog()
-    chat = Chat(model, log, structured_method=structured_method, parse_attempts=parse_attempts)
+    chat = Chat(
+        model,
+        log,
+        structured_method=structured_method,
+        parse_attempts=parse_attempts,
+        max_retries=max_retries,
+        backoff_s=backoff_s,
+    )
     return Brain(
         name=f"llm:{name or model_name(model)}",
         analyse=WithFallback("analyze", LLMAnalyser(chat), fallback.analyse, log),
@@ -81,7 +96,7 @@ def llm_brain(
         rewrite=WithFallback("rewrite", LLMRewriter(chat), fallback.rewrite, log),
         contextualise=WithFallback("contextualize", LLMContextualiser(chat), fallback.contextualise, log),
         compress=WithFallback("compress", LLMCompressor(chat), fallback.compress, log),
-        write=WithFallback("answer", LLMWriter(chat), fallback.write, log),
+        write=WithFallback("answer", LLMWriter(chat, answer_check, max_answer_chars), fallback.write, log),
         verify=WithFallback("check_support", LLMVerifier(chat), fallback.verify, log),
         calls=log,
     )
@@ -93,6 +108,7 @@ def make_brain(settings: Settings, embedder: TextEmbedder | None = None, **optio
     offline = offline_brain(sufficiency_threshold=settings.sufficiency_threshold, embedder=embedder)
     if not settings.llm_configured:
         return offline
+    from providers.brain.answer_check import AnswerChecker
     from providers.llm import chat_model_from_settings
 
     return llm_brain(
@@ -100,5 +116,9 @@ def make_brain(settings: Settings, embedder: TextEmbedder | None = None, **optio
         offline,
         structured_method=settings.llm_structured_method,
         parse_attempts=settings.llm_parse_attempts,
+        max_retries=settings.llm_max_retries,
+        # The model's answer is checked by rules and the index's embedder, never by the model itself.
+        answer_check=AnswerChecker(embedder, offline.verify) if embedder is not None else None,
+        max_answer_chars=settings.max_answer_chars,
         **options,
     )
