@@ -60,6 +60,11 @@ class Settings(BaseSettings):
     rerank_blend: float = Field(
         default=0.3, ge=0, le=1, description="weight of the first-stage score in the e5/lexical rerank score"
     )
+    rerank_window_tokens: int = Field(
+        default=80,
+        ge=0,
+        description="e5 reranker scores each candidate's best window of about this many tokens (0: whole passage)",
+    )
     rerank_prewarm: bool = Field(
         default=False, description="embed passages for the e5 reranker at ingest, so first queries run warm"
     )
@@ -106,13 +111,16 @@ class Settings(BaseSettings):
     top_k: int = Field(default=10, ge=1)
     candidate_k: int = Field(default=30, ge=1, description="candidates fetched before reranking")
     fusion: Literal["rrf", "convex"] = Field(
-        default="rrf", description="how hybrid fuses dense and BM25: rrf (ranks) | convex (scaled scores)"
+        default="convex",
+        description="how hybrid fuses dense and BM25: convex (min-max scaled scores, weighted mean; "
+        "chosen on scifact_train + cmrc2018_trial, docs/evaluation.md) | rrf (reciprocal ranks)",
     )
     rrf_k: int = Field(default=60, ge=1)
     vector_weight: float = Field(
-        default=0.5,
+        default=0.25,
         ge=0,
-        description="RRF weight of dense hits (0.5 chosen on scifact_train, docs/evaluation.md)",
+        description="weight of dense hits against keyword_weight, in both fusions (0.25 : 1, i.e. a 20 % "
+        "dense share, chosen on scifact_train + cmrc2018_trial, docs/evaluation.md)",
     )
     keyword_weight: float = Field(default=1.0, ge=0)
     min_keyword_hits: int = Field(default=3, ge=0)

@@ -31,7 +31,9 @@ def rate(process, items) -> tuple[int, float, float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("path", type=Path)
     parser.add_argument("--workers", default="1,2")
     args = parser.parse_args()
@@ -55,7 +57,9 @@ def main() -> int:
         rows.append((f"Ray, {workers} local worker(s)", n, wall))
         print(rows[-1], flush=True)
         ray.shutdown()
-    print(f"\nload after: {os.getloadavg()[0]:.1f}\n\n| path | passages | seconds | passages/s |\n|---|---|---|---|")
+    print(
+        f"\nload after: {os.getloadavg()[0]:.1f}\n\n| path | passages | seconds | passages/s |\n|---|---|---|---|"
+    )
     for name, n, wall in rows:
         print(f"| {name} | {n} | {wall:.1f} | {n / wall:.1f} |")
     return 0

@@ -7,7 +7,7 @@ from contextlib import nullcontext
 
 from rich.console import Console
 
-from cli.common import add_common, make_console, print_json, settings_from, shown
+from cli.common import add_common, make_console, print_json, settings_from, show_rerank_progress, shown
 from nodes.policy import MODES
 
 
@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from(args, brain=args.brain)
     context = build_context(settings)
     require_chunks(context.retrievers.index)
+    show_rerank_progress(context.reranker)
     saver_cm = (
         open_checkpointer(
             sqlite_path=settings.checkpoint_db,

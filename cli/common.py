@@ -70,6 +70,20 @@ def print_json(data: Any) -> None:
     sys.stdout.flush()
 
 
+def show_rerank_progress(reranker: Any, stream: Any = None) -> None:
+    """While the e5 reranker embeds uncached windows, keep one status line on stderr (terminals only)."""
+    stream = stream or sys.stderr
+    if reranker is None or not hasattr(reranker, "progress") or not stream.isatty():
+        return
+
+    def report(done: int, total: int) -> None:
+        line = "" if done >= total else f"reranking: embedding passage windows {done}/{total} (Ctrl-C stops)"
+        stream.write(f"\r\033[2K{line}")
+        stream.flush()
+
+    reranker.progress = report
+
+
 def make_console(*, stderr: bool = False, **options: Any) -> Console:
     """A console for a terminal, or, when output goes to a file or pipe, one that never hard-wraps lines
     (a wrapped line would split citation markers such as ``[1]`` and break scripts reading the output)."""

@@ -29,7 +29,7 @@ from rich.console import Console
 from rich.table import Table
 
 from cli.ask import render_answer
-from cli.common import add_common, make_console, shown
+from cli.common import add_common, make_console, show_rerank_progress, shown
 from core.trace import Decision, TraceEvent
 from nodes.policy import MODES
 
@@ -577,6 +577,8 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
 
     context = build_context(settings)
     require_chunks(context.retrievers.index)
+    if interactive:
+        show_rerank_progress(context.reranker)
     problem = endpoint_problem(settings)
     if problem:
         # Once per session, not once per question: the offline brain answers until the next start.

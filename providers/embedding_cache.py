@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -112,34 +112,45 @@ class EmbeddingCache:
 class CachedEmbedder:
     """Wrap an embedder so documents already seen are read from the cache, never re-embedded.
 
-    Queries are not cached: they are rarely repeated and cost one model call.
+    Queries are not cached: they are rarely repeated and cost one model call. Uncached texts are
+    embedded ``batch_size`` at a time and stored after each batch, so an interrupted run keeps its
+    progress and Ctrl-C (delivered between native calls) is never held up by more than one batch.
     """
 
     WRITE_BATCH = 64
 
-    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
+    def __init__(self, inner: Embedder, cache: EmbeddingCache, *, batch_size: int = WRITE_BATCH) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1 (got {batch_size})")
         self.inner = inner
         self.cache = cache
         self.name = inner.name
+        self.batch_size = batch_size
         self.misses = 0  # passages actually embedded by this wrapper, for tests and benchmarks
 
     @property
     def dim(self) -> int:
         return self.inner.dim
 
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
+    def embed_documents(
+        self, texts: list[str], progress: Callable[[int, int], None] | None = None
+    ) -> np.ndarray:
+        """Rows for ``texts``; ``progress(done, total)`` is called before and after each batch to embed."""
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         cached = self.cache.get_many(self.name, texts)
         todo = list(dict.fromkeys(t for t in texts if text_key(t) not in cached))
-        # Stored batch by batch, so a long warm-up that is interrupted keeps what it has done.
-        for start in range(0, len(todo), self.WRITE_BATCH):
-            batch = todo[start : start + self.WRITE_BATCH]
+        if progress is not None and todo:
+            progress(0, len(todo))
+        for start in range(0, len(todo), self.batch_size):
+            batch = todo[start : start + self.batch_size]
             fresh = self.inner.embed_documents(batch)
             self.cache.put_many(self.name, batch, fresh)
             cached.update(zip((text_key(t) for t in batch), fresh, strict=True))
             self.misses += len(batch)
+            if progress is not None:
+                progress(start + len(batch), len(todo))
         return np.vstack([cached[text_key(t)] for t in texts]).astype(np.float32, copy=False)
 
     def embed_query(self, text: str) -> np.ndarray:

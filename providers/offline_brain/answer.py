@@ -279,7 +279,8 @@ def extractive_answer(
         evidence_terms |= set(key_terms(f"{passage.heading} {passage.text}"))
     terms = key_terms(question)
     covered = sum(1 for t in terms if t in evidence_terms) / len(terms) if terms else 1.0
-    best_match = max((c.match for c in picked), default=0.0)
+    # on the question at all: any sentence of the evidence (vectors are cached), not only the chosen ones
+    best_match = max((c.match for c in candidates(question, passages, meaning)), default=0.0)
     on_topic = covered >= threshold or best_match >= 0.5
     if picked and on_topic:
         return DraftAnswer(answer=_source_note(language, picked) + _cite(picked, passages))
