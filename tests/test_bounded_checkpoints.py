@@ -11,6 +11,7 @@ from graph.builder import build_graph
 from graph.run import ask
 from memory.checkpointer import open_checkpointer
 from memory.threads import list_threads
+from nodes.state import CHECKPOINT_TYPES
 from tests.graph_fixtures import make_context
 from tests.postgres_server import postgres_url
 
@@ -32,7 +33,9 @@ def count_checkpoints(saver, thread_id: str) -> int:
 @pytest.fixture(params=["sqlite", "postgres"])
 def saver(request, tmp_path):
     url = request.getfixturevalue("postgres_url") if request.param == "postgres" else None
-    with open_checkpointer(sqlite_path=tmp_path / "checkpoints.sqlite", postgres_url=url) as opened:
+    with open_checkpointer(
+        sqlite_path=tmp_path / "checkpoints.sqlite", postgres_url=url, allowed_types=CHECKPOINT_TYPES
+    ) as opened:
         yield opened
 
 
