@@ -103,6 +103,10 @@ class Settings(BaseSettings):
     remove_unsupported: bool = False
     max_question_chars: int = Field(default=4000, ge=10)
 
+    # --- cost (USD per million tokens, as vendors publish; 0 = not priced, e.g. offline) ----------
+    price_in_per_1m_tokens: float = Field(default=0.0, ge=0)
+    price_out_per_1m_tokens: float = Field(default=0.0, ge=0)
+
     # --- memory ------------------------------------------------------------------------------
     max_checkpoints_per_thread: int = Field(default=20, ge=1)
 

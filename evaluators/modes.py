@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from config import Settings
+from evaluators.answer_cost import answer_cost
 from evaluators.datasets import Dataset, EvalQuery, corpus_hash
 from evaluators.harness import QueryResult, RunMode
 from graph.builder import build_graph
@@ -73,10 +74,18 @@ def make_context(settings: Settings, folder: Path) -> AgentContext:
 
 
 def mode_runner(app, context: AgentContext, mode: str) -> RunMode:
+    settings = context.settings
+
     def run(query: EvalQuery) -> QueryResult:
         result = ask(app, query.question, context=context, mode=mode)
         cited = {c["chunk_id"] for c in result.citations}
         cited_texts = [p["text"] for p in result.passages if p["chunk_id"] in cited]
+        cost = answer_cost(
+            result,
+            llm_judged=context.brain.name != "offline",
+            in_per_million=settings.price_in_per_1m_tokens,
+            out_per_million=settings.price_out_per_1m_tokens,
+        )
         return QueryResult(
             query_id=query.id,
             ranked_ids=result.ranked_ids,
@@ -88,6 +97,7 @@ def mode_runner(app, context: AgentContext, mode: str) -> RunMode:
             model_calls=result.model_calls,
             latency_ms=result.latency_ms,
             trace=result.trace_line(),
+            **cost.model_dump(),
         )
 
     return run
