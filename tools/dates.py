@@ -60,7 +60,7 @@ _PATTERNS: list[tuple[re.Pattern[str], Precision]] = [
     (re.compile(rf"\b{_MONTH}\s+(?P<year>\d{{4}})\b", re.I), "month"),
     (re.compile(r"(?P<year>\d{4})\s*年"), "year"),
     (re.compile(rf"(?P<zyear>[{_ZH_DIGITS}]{{4}})年"), "year"),
-    (re.compile(r"(?<![\d.])(?P<year>1\d{3}|2\d{3})(?![\d.])"), "year"),
+    (re.compile(r"(?<![\d.])(?P<year>1\d{3}|2\d{3})(?!\d|\.\d)"), "year"),
 ]
 
 

@@ -16,6 +16,7 @@ from providers.offline_brain.analysis import key_terms, surface_terms
 from providers.offline_brain.decompose import decompose, strip_bridge
 from providers.tokens import count_tokens, truncate_to_tokens
 from retrievers.tokenize import detect_language
+from tools.shown import operands, recomputes, strip_lead
 
 _SENTENCE_END = re.compile(r"(?<=[。！？；!?;])\s*|(?<=[.])\s+(?=[A-Z0-9\u4e00-\u9fff\"“(\[])|\n+")
 _CITATION = re.compile(r"\[(\d+(?:\s*[,，]\s*\d+)*)\]")
@@ -255,6 +256,12 @@ def check_answer_support(
     for sentence in _split_answer(answer):
         cited = parse_citations(sentence)
         bare = _LEAD_PREFIX.sub("", _CITATION.sub("", sentence).strip())
+        computation = strip_lead(bare)
+        if computation is not None:  # a shown tool computation: recompute it, find its operands
+            evidence = " ".join(by_number[n].text for n in cited if n in by_number).replace(",", "")
+            ok = recomputes(computation) and all(o in evidence for o in operands(computation) if cited)
+            results.append(SentenceSupport(sentence=sentence, cited=cited, supported=ok, score=float(ok)))
+            continue
         if not cited:
             ok = _is_connective(sentence)
             results.append(
