@@ -103,6 +103,13 @@ class Settings(BaseSettings):
     remove_unsupported: bool = False
     max_question_chars: int = Field(default=4000, ge=10)
 
+    # --- answer caches ----------------------------------------------------------------------
+    answer_cache: bool = Field(default=True, description="exact + semantic answer cache beside the index")
+    semantic_cache_threshold: float = Field(
+        default=0.95, ge=0, le=1, description="query cosine for a near-duplicate hit (1 = exact only)"
+    )
+    cache_max_entries: int = Field(default=5000, ge=1)
+
     # --- cost (USD per million tokens, as vendors publish; 0 = not priced, e.g. offline) ----------
     price_in_per_1m_tokens: float = Field(default=0.0, ge=0)
     price_out_per_1m_tokens: float = Field(default=0.0, ge=0)

@@ -19,11 +19,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from graph.context import cache_path, generation_key
+    from memory.answer_cache import read_cache_stats
     from retrievers.index import open_index
 
     settings = settings_from(args)
     index = open_index(Path(settings.index_dir))
     stats = index.stats()
+    cache = read_cache_stats(cache_path(Path(settings.index_dir)), generation_key(index))
+    stats["answer_cache"] = (cache or {"entries": 0}) | {"enabled": settings.answer_cache}
     index.close()
     if args.json:
         print_json(stats)

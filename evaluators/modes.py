@@ -70,7 +70,8 @@ def prepare_index(dataset: Dataset, settings: Settings, index_dir: Path | None, 
 
 
 def make_context(settings: Settings, folder: Path) -> AgentContext:
-    return build_context(settings, index_dir=folder)
+    """The evaluation measures the pipeline, so answers never come from the answer cache."""
+    return build_context(settings.model_copy(update={"answer_cache": False}), index_dir=folder)
 
 
 def mode_runner(app, context: AgentContext, mode: str) -> RunMode:

@@ -1,7 +1,8 @@
 """Assemble the agent graph.
 
-    contextualize -> analyze_query -> (route) retrieve_{vector|keyword|hybrid|multi_hop} -> rerank
-      -> evaluate -> (retry) rewrite_query -> (route) ...   |   (enough) compress -> generate -> verify
+    contextualize -> lookup_cache -> (miss) analyze_query -> (route) retrieve_{vector|keyword|hybrid|multi_hop}
+      -> rerank -> evaluate -> (retry) rewrite_query -> (route) ...   |   (enough) compress -> generate
+      -> verify -> cache_answer;   lookup_cache -> (hit) verify
 
 Single-pass modes (naive, keyword, hybrid, hybrid_rerank, self_query) use the same nodes and skip
 what they do not need, so every mode is comparable through one code path.
@@ -20,6 +21,7 @@ from graph.context import AgentContext
 from graph.routing import FIXED_STRATEGY, RETRIEVE_NODE, uses_analysis
 from graph.state import AgentState, InputState
 from nodes.analyze_query import analyze_query
+from nodes.cache import CACHED, cache_answer, lookup_cache
 from nodes.compress import compress
 from nodes.contextualize import contextualize
 from nodes.evaluate import evaluate
@@ -51,6 +53,11 @@ def route_entry(state: dict[str, Any]) -> str:
     if uses_analysis(mode):
         return "analyze_query"
     return RETRIEVE_NODE[FIXED_STRATEGY[mode]]
+
+
+def route_after_cache(state: dict[str, Any]) -> str:
+    """A cached answer goes straight to the final message; anything else is routed as usual."""
+    return "verify" if state.get("stop_reason") == CACHED else route_entry(state)
 
 
 def route_by_strategy(state: dict[str, Any]) -> str | list[Send]:
@@ -85,11 +92,14 @@ def build_graph(
     builder.add_node("compress", compress, retry_policy=MODEL_RETRY)
     builder.add_node("generate", generate, retry_policy=MODEL_RETRY)
     builder.add_node("verify", verify, retry_policy=MODEL_RETRY)
+    builder.add_node("lookup_cache", lookup_cache)
+    builder.add_node("cache_answer", cache_answer)
 
     builder.add_edge(START, "contextualize")
+    builder.add_edge("contextualize", "lookup_cache")
     builder.add_conditional_edges(
-        "contextualize",
-        route_entry,
+        "lookup_cache",
+        route_after_cache,
         ["analyze_query", "retrieve_vector", "retrieve_keyword", "retrieve_hybrid", "verify"],
     )
     builder.add_conditional_edges("analyze_query", route_by_strategy, RETRIEVAL_TARGETS)
@@ -101,5 +111,6 @@ def build_graph(
     builder.add_conditional_edges("evaluate", decide_next, ["rewrite_query", "compress"])
     builder.add_edge("compress", "generate")
     builder.add_edge("generate", "verify")
-    builder.add_edge("verify", END)
+    builder.add_edge("verify", "cache_answer")
+    builder.add_edge("cache_answer", END)
     return builder.compile(checkpointer=checkpointer, name=name)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from config import Settings, load_settings
+from memory.answer_cache import AnswerCache
 from providers.brain import Brain
 from providers.rerankers import Reranker
 from retrievers.factory import RetrieverSet
@@ -24,6 +25,7 @@ class AgentContext:
     retrievers: RetrieverSet
     brain: Brain
     reranker: Reranker | None = None
+    cache: AnswerCache | None = None
 
 
 def make_brain(settings: Settings) -> Brain:
@@ -58,7 +60,32 @@ def build_context(settings: Settings | None = None, *, index_dir: Path | None = 
         blend=settings.rerank_blend,
     )
     return AgentContext(
-        settings=settings, retrievers=retrievers, brain=make_brain(settings), reranker=reranker
+        settings=settings,
+        retrievers=retrievers,
+        brain=make_brain(settings),
+        reranker=reranker,
+        cache=open_answer_cache(settings, folder, generation_key(retrievers.index)),
+    )
+
+
+def generation_key(index: Any) -> str:
+    """Names the index's contents: a rebuilt folder may reuse a generation number, not its timestamp."""
+    return f"{index.generation.name}@{index.manifest.get('created_at')}"
+
+
+def cache_path(index_dir: Path) -> Path:
+    return Path(index_dir) / "cache" / "answers.sqlite"
+
+
+def open_answer_cache(settings: Settings, index_dir: Path, generation: str) -> AnswerCache | None:
+    """The answer cache of this index generation, or None when ``answer_cache`` is off."""
+    if not settings.answer_cache:
+        return None
+    return AnswerCache(
+        cache_path(index_dir),
+        generation=generation,
+        semantic_threshold=settings.semantic_cache_threshold,
+        max_entries=settings.cache_max_entries,
     )
 
 

@@ -12,6 +12,7 @@ from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from graph.schemas import Passage, SentenceSupport
+from nodes.cache import CACHED
 from nodes.common import ctx, event
 from nodes.generate import citations_for
 
@@ -30,6 +31,12 @@ def verify(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
     context = ctx(runtime)
     if state.get("error"):
         return {"messages": [final_message(state["error"], [])]}
+    if state.get("stop_reason") == CACHED:  # checked when it was first answered
+        answer, citations = state.get("answer") or "", state.get("citations") or []
+        return {
+            "messages": [final_message(answer, citations)],
+            "trace": [event("verify", started, context, "cached answer")],
+        }
     passages = [Passage.model_validate(p) for p in state.get("passages") or []]
     answer = state.get("answer") or ""
     support = context.brain.check_support(answer, passages) if passages and answer else []
