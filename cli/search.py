@@ -1,10 +1,14 @@
-"""`python main.py search "query" --mode vector|keyword|hybrid`"""
+"""`python main.py search "query" --mode vector|keyword|hybrid|multi_hop|hyde`
+
+``hyde`` searches with a hypothetical answer's vector mixed with the question's: the one given with
+``--hypothesis``, else the best sentence of a first hybrid pass (offline HyDE, docs/evaluation.md)."""
 
 from __future__ import annotations
 
 import argparse
 
 from rich.console import Console
+from rich.markup import escape
 
 from cli.common import add_common, print_json, settings_from
 
@@ -12,7 +16,8 @@ from cli.common import add_common, print_json, settings_from
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("search", help="search the index without the agent")
     p.add_argument("query")
-    p.add_argument("--mode", choices=["vector", "keyword", "hybrid", "multi_hop"], default="hybrid")
+    p.add_argument("--mode", choices=["vector", "keyword", "hybrid", "multi_hop", "hyde"], default="hybrid")
+    p.add_argument("--hypothesis", help="hyde: the hypothetical answer to search with")
     p.add_argument("--k", type=int, default=10)
     p.add_argument(
         "--filter",
@@ -25,6 +30,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
+def first_pass_hypothesis(retrievers, query: str, depth: int, filters) -> str:  # type: ignore[no-untyped-def]
+    from providers.offline_brain.hyde import best_first_pass_sentence
+
+    return best_first_pass_sentence(query, retrievers.hybrid.search(query, depth, filters))
+
+
 def run(args: argparse.Namespace) -> int:
     from retrievers.factory import open_retrievers
     from retrievers.types import Filters
@@ -34,13 +45,21 @@ def run(args: argparse.Namespace) -> int:
     if not args.query.strip():
         raise ValueError("the query is empty")
     retrievers = open_retrievers(settings)
-    hits = retrievers.by_name(args.mode).search(args.query, args.k, filters)
+    hypothesis = None
+    if args.mode == "hyde":
+        hypothesis = args.hypothesis or first_pass_hypothesis(
+            retrievers, args.query, settings.candidate_k, filters
+        )
+        hits = retrievers.hyde.search(args.query, args.k, filters, hypothetical_answer=hypothesis or None)
+    else:
+        hits = retrievers.by_name(args.mode).search(args.query, args.k, filters)
     if args.json:
         print_json(
             {
                 "query": args.query,
                 "mode": args.mode,
                 "k": args.k,
+                **({"hypothesis": hypothesis} if args.mode == "hyde" else {}),
                 "results": [
                     {
                         "rank": rank,
@@ -61,6 +80,10 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     console = Console()
+    if args.mode == "hyde":
+        console.print(
+            f"[dim]hypothesis: {escape(hypothesis or '(none: plain vector search)')}[/]", highlight=False
+        )
     if not hits:
         console.print("no results")
     for rank, hit in enumerate(hits, start=1):
