@@ -37,6 +37,8 @@ HELP: list[tuple[str, str]] = [
     ("/sources", "the passages behind the last answer"),
     ("/trace", "every step the agent took for the last answer"),
     ("/mode [MODE]", f"show or set the retrieval mode ({', '.join(MODES)})"),
+    ("/good", "mark the last answer good"),
+    ("/bad [NOTE]", 'mark the last answer bad ("gold: ANSWER" in the note gives the right one)'),
     ("/help", "this list"),
     ("/quit", "leave (Ctrl-D too); Ctrl-C cancels a running question"),
 ]
@@ -179,6 +181,7 @@ class Session:
     interactive: bool
     thread_id: str = field(default_factory=new_thread_id)
     last: Any = None  # AskResult of the latest answer on this thread
+    feedback: Any = None  # FeedbackStore for /good and /bad
 
     # -- threads --
 
@@ -300,6 +303,8 @@ class Session:
             "/sources": self.cmd_sources,
             "/trace": self.cmd_trace,
             "/mode": self.cmd_mode,
+            "/good": lambda arg: self.cmd_verdict("good", arg),
+            "/bad": lambda arg: self.cmd_verdict("bad", arg),
             "/help": self.cmd_help,
             "/?": self.cmd_help,
         }
@@ -400,6 +405,20 @@ class Session:
             self.mode = arg
             self.console.print(f"mode: {self.mode}")
 
+    def cmd_verdict(self, verdict: str, note: str) -> None:
+        from graph.feedback import add_feedback
+        from memory.feedback import FeedbackError
+
+        if self.feedback is None:
+            self.console.print("[red]feedback is not available in this session[/]")
+            return
+        try:
+            record = add_feedback(self.feedback, self.app, self.thread_id, verdict, note=note)
+        except FeedbackError as exc:
+            self.console.print(f"[red]{escape(str(exc))}[/]")
+            return
+        self.console.print(f"recorded {verdict} for turn {record.turn}: {escape(record.question[:80])}")
+
     def cmd_help(self, _: str) -> None:
         table = Table(show_header=False, show_edge=False, pad_edge=False, box=None)
         for name, text in HELP:
@@ -496,9 +515,15 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
     from graph.builder import build_graph
     from graph.context import build_context
     from memory.checkpointer import open_checkpointer
+    from memory.feedback import open_feedback_store
 
     context = build_context(settings)
-    with open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url) as saver:
+    with (
+        open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url) as saver,
+        open_feedback_store(
+            checkpoint_db=settings.checkpoint_db, postgres_url=settings.postgres_url
+        ) as store,
+    ):
         session = Session(
             app=build_graph(checkpointer=saver),
             context=context,
@@ -507,6 +532,7 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
             state_file=last_thread_file(settings.checkpoint_db),
             mode=getattr(args, "mode", None) or settings.mode,
             interactive=interactive,
+            feedback=store,
         )
         resumed = (
             None if getattr(args, "new", False) else getattr(args, "thread", None) or session.saved_thread()
