@@ -48,6 +48,9 @@ def generate(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
     answer = strip_unknown_markers(draft.answer, passages)
     citations = citations_for(answer, passages)
     insufficient = draft.insufficient or not passages
+    decision = "insufficient evidence" if insufficient else "answered"
+    if draft.tool_calls:
+        decision += "; " + "; ".join(f"{call['name']}: {call['shown']}" for call in draft.tool_calls)
     return {
         "answer": answer,
         "citations": [c.model_dump() for c in citations],
@@ -57,8 +60,9 @@ def generate(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
                 "generate",
                 started,
                 context,
-                "insufficient evidence" if insufficient else "answered",
+                decision,
                 citations=len(citations),
+                tool_calls=len(draft.tool_calls),
             )
         ],
     }

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from graph.schemas import DraftAnswer, Passage, QueryAnalysis, RetrievalEvaluation, SentenceSupport
 from providers.offline_brain.analysis import analyze_question
+from providers.offline_brain.compute import computed_answer, plan_computation
 from providers.offline_brain.contextualize import contextualize_question
 from providers.offline_brain.extractive import check_answer_support, compress_passages, extractive_answer
 from providers.offline_brain.judge import evaluate
@@ -48,6 +49,12 @@ class OfflineBrain:
         return compress_passages(question, passages, token_budget)
 
     def answer(self, question: str, passages: list[Passage]) -> DraftAnswer:
+        """A computation the question asks for over values in the passages (a tool call), else extractive."""
+        computation = plan_computation(question, passages)
+        if computation is not None:
+            draft = computed_answer(question, computation)
+            draft.tool_calls = [computation.result.model_dump()]
+            return draft
         return extractive_answer(question, passages, threshold=self.sufficiency_threshold)
 
     def check_support(self, answer: str, passages: list[Passage]) -> list[SentenceSupport]:
