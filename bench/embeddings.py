@@ -29,6 +29,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.chunks import Chunk, ScoredChunk
+from core.tokenize import tokenize
 from evaluators.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 from providers.embedding_cache import CachedEmbedder, EmbeddingCache
 from providers.embeddings import Embedder, make_embedder
@@ -38,8 +40,6 @@ from providers.rerankers import (
     Reranker,
     passage_text,
 )
-from retrievers.tokenize import tokenize
-from retrievers.types import Chunk, ScoredChunk
 
 # rgb_zh_fact / rgb_en_fact also work (--datasets); they are left out of the default run for time.
 DEFAULT_DATASETS = ["cmrc2018_trial", "drcd_dev", "hotpotqa_hipporag100", "scifact_train"]

@@ -23,8 +23,8 @@ from config import load_settings
 from evaluators import metrics as m
 from evaluators.datasets import load_dataset, resolve_dataset_dir
 from evaluators.modes import prepare_index
+from providers.brain.hyde import best_first_pass_sentence
 from providers.offline_brain.analysis import analyze_question
-from providers.offline_brain.hyde import best_first_pass_sentence
 from retrievers.factory import open_retrievers
 from retrievers.fusion import reciprocal_rank_fusion
 

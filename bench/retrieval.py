@@ -44,9 +44,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.chunks import Chunk, ScoredChunk
 from retrievers.bm25 import BM25Index
 from retrievers.fusion import reciprocal_rank_fusion
-from retrievers.types import Chunk, ScoredChunk
 from retrievers.vector_index import HnswParams, VectorIndex
 
 TOP_K = 10
@@ -488,8 +488,8 @@ def pydantic_fusion_cost(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def tokenizer_throughput(limit: int) -> list[str]:
-    """retrievers.tokenize.tokenize on real passages (drcd_dev for Chinese, scifact for English)."""
-    from retrievers.tokenize import tokenize
+    """core.tokenize.tokenize on real passages (drcd_dev for Chinese, scifact for English)."""
+    from core.tokenize import tokenize
 
     sets = {"zh (drcd_dev)": "drcd_dev", "en (scifact_train)": "scifact_train"}
     rows = [
@@ -621,7 +621,7 @@ def main(argv: list[str] | None = None) -> int:
     log(f"faiss {faiss.__version__}, numpy {np.__version__}, {os.cpu_count()} cpus, args {vars(args)}")
     lines: list[str] = []
     if args.tokenizer_passages > 0:
-        lines += ["## Tokenizer throughput (retrievers.tokenize.tokenize, one thread)", ""]
+        lines += ["## Tokenizer throughput (core.tokenize.tokenize, one thread)", ""]
         lines += [*tokenizer_throughput(args.tokenizer_passages), ""]
         print("\n".join(lines), flush=True)
     runs: list[Run] = []

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from cli.common import add_common, print_json, settings_from
-from graph.routing import MODES
+from nodes.policy import MODES
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,19 +29,19 @@ def render_answer(console: Console, result) -> None:
     if result.citations:
         console.print()
         for cite in result.citations:
-            heading = f" — {cite['heading']}" if cite.get("heading") else ""
-            console.print(f"[bold][{cite['number']}][/] {cite['source']}{heading}")
-            console.print(f"    [dim]{cite['snippet'][:120].replace(chr(10), ' ')}[/]")
+            heading = f" — {cite.heading}" if cite.heading else ""
+            console.print(f"[bold][{cite.number}][/] {cite.source}{heading}")
+            console.print(f"    [dim]{cite.snippet[:120].replace(chr(10), ' ')}[/]")
     console.print(f"\n[dim]{result.trace_line()}[/]")
 
 
 def run(args: argparse.Namespace) -> int:
+    from core.chunks import Filters
     from graph.builder import build_graph
-    from graph.context import build_context
     from graph.run import ask
     from memory.checkpointer import open_checkpointer
     from memory.threads import cap_checkpoints
-    from retrievers.types import Filters
+    from nodes.context import build_context
 
     settings = settings_from(args, brain=args.brain)
     context = build_context(settings)

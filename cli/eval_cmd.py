@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from cli.common import add_common, print_json, settings_from
-from graph.routing import MODES
+from nodes.policy import MODES
 
 
 def _ints(text: str) -> list[int]:
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         resolve_dataset_dir,
     )
     from evaluators.harness import run_evaluation
-    from evaluators.modes import build_modes
+    from graph.evaluation import build_modes
 
     settings = settings_from(args, reranker=args.reranker)
     dataset = load_dataset(resolve_dataset_dir(args.dataset), limit=args.limit, require_corpus=True)

@@ -48,9 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _opened(settings: Settings, *, with_context: bool) -> Iterator[tuple[Any, Any, Any]]:
     """(feedback store, graph app on the checkpoints, agent context or None)."""
     from graph.builder import build_graph
-    from graph.context import build_context
     from memory.checkpointer import open_checkpointer
     from memory.feedback import open_feedback_store
+    from nodes.context import build_context
 
     context = build_context(settings) if with_context else None
     with (

@@ -19,8 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from graph.context import cache_path, generation_key
     from memory.answer_cache import read_cache_stats
+    from nodes.context import cache_path, generation_key
     from retrievers.index import open_index
 
     settings = settings_from(args)

@@ -31,14 +31,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def first_pass_hypothesis(retrievers, query: str, depth: int, filters) -> str:  # type: ignore[no-untyped-def]
-    from providers.offline_brain.hyde import best_first_pass_sentence
+    from providers.brain.hyde import best_first_pass_sentence
 
     return best_first_pass_sentence(query, retrievers.hybrid.search(query, depth, filters))
 
 
 def run(args: argparse.Namespace) -> int:
+    from core.chunks import Filters
     from retrievers.factory import open_retrievers
-    from retrievers.types import Filters
 
     settings = settings_from(args)
     filters = Filters.from_pairs(args.filter) if args.filter else None

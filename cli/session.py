@@ -27,7 +27,8 @@ from rich.table import Table
 
 from cli.ask import render_answer
 from cli.common import add_common
-from graph.routing import MODES
+from core.trace import Decision, TraceEvent
+from nodes.policy import MODES
 
 PROMPT = "» "
 HELP: list[tuple[str, str]] = [
@@ -58,37 +59,34 @@ def register(sub: argparse._SubParsersAction) -> None:
 # --- progress -----------------------------------------------------------------------------------------
 
 
-def step_label(entry: dict[str, Any], update: dict[str, Any]) -> str | None:
-    """A short, human label for one trace entry, or None for steps not worth a word."""
-    node = entry.get("node", "")
-    decision = str(entry.get("decision") or "")
+def step_label(event: TraceEvent) -> str | None:
+    """A short, human label for one trace event, or None for steps not worth a word."""
+    node, decision = event.node, event.decision
     if node == "contextualize":
-        if decision == "rewritten follow-up":
-            return f'follow-up: "{update.get("standalone_question", "")}"'
-        return None
+        return f'follow-up: "{event.detail}"' if decision is Decision.FOLLOW_UP else None
     if node == "analyze_query":
         return "analysing"
     if node in RETRIEVE_LABEL:
-        extra = " + vector" if "added vector" in decision else ""
-        return RETRIEVE_LABEL[node] + extra
+        return RETRIEVE_LABEL[node] + (" + vector" if decision is Decision.TOPPED_UP else "")
     if node == "retrieve_multi_hop":
-        return f"multi-hop ({decision})" if decision else "multi-hop"
+        hops = event.counts.get("sub_queries", 0), event.counts.get("bridge_hops", 0)
+        return f"multi-hop ({hops[0]} sub-queries, {hops[1]} bridge hops)"
     if node == "rerank":
-        return None if decision.startswith("skipped") else "rerank"
+        return None if decision is Decision.SKIPPED else "rerank"
     if node == "evaluate":
-        if decision.startswith("skipped"):
-            return None
-        verdict, _, reason = decision.partition(" -> ")
-        if reason.startswith("retry"):
-            return f"evaluate: {verdict}, retry"
-        return f"evaluate: {verdict}" if reason in ("", verdict) else f"evaluate: {verdict} ({reason})"
+        return {
+            Decision.SUFFICIENT: "evaluate: sufficient",
+            Decision.RETRY: "evaluate: insufficient, retry",
+            Decision.STOPPED: f"evaluate: insufficient ({event.detail})",
+        }.get(decision)
     if node == "rewrite_query":
-        query = (entry.get("counts") or {}).get("query")
-        return f'rewrite: "{query}"' if query else "rewrite"
+        return f'rewrite: "{event.query}"' if event.query else "rewrite"
     if node == "generate":
         return "answer"
     if node == "verify":
-        return f"verify: {decision.replace(' sentences', '')}" if decision else None
+        supported, sentences = event.counts.get("supported", 0), event.counts.get("sentences", 0)
+        removed = event.counts.get("unsupported", 0) if decision is Decision.REMOVED_UNSUPPORTED else 0
+        return f"verify: {supported}/{sentences}" + (f"; removed {removed}" if removed else "")
     return None
 
 
@@ -98,9 +96,9 @@ def step_labels(update: dict[str, Any]) -> list[str]:
     for node_update in update.values():
         if not isinstance(node_update, dict):
             continue
-        for entry in node_update.get("trace") or []:
-            if isinstance(entry, dict) and "node" in entry:
-                label = step_label(entry, node_update)
+        for event in node_update.get("trace") or []:
+            if isinstance(event, TraceEvent):
+                label = step_label(event)
                 if label:
                     labels.append(label)
     return labels
@@ -356,14 +354,14 @@ class Session:
         if self.last is None or not self.last.passages:
             self.console.print("no sources yet: ask a question first")
             return
-        cited = {c["number"] for c in self.last.citations}
+        cited = {c.number for c in self.last.citations}
         for passage in self.last.passages:
-            heading = f" — {passage['heading']}" if passage.get("heading") else ""
-            mark = "" if passage["number"] in cited else " [dim](not cited)[/]"
+            heading = f" — {passage.heading}" if passage.heading else ""
+            mark = "" if passage.number in cited else " [dim](not cited)[/]"
             self.console.print(
-                f"[bold][{passage['number']}][/] {escape(passage['source'] + heading)}{mark}", highlight=False
+                f"[bold][{passage.number}][/] {escape(passage.source + heading)}{mark}", highlight=False
             )
-            self.console.print(escape(passage["text"].strip()), highlight=False)
+            self.console.print(escape(passage.text.strip()), highlight=False)
             self.console.print()
 
     def cmd_trace(self, _: str) -> None:
@@ -377,17 +375,20 @@ class Session:
         table = Table(show_edge=False, pad_edge=False)
         for column in ("#", "node", "decision", "details", "ms", "model calls"):
             table.add_column(column)
-        for number, entry in enumerate(last.trace, start=1):
-            counts = ", ".join(f"{k}={v}" for k, v in (entry.get("counts") or {}).items())
-            fallbacks = "; ".join(entry.get("fallbacks") or [])
-            details = "; ".join(part for part in (counts, fallbacks and f"fallback: {fallbacks}") if part)
+        for number, event in enumerate(last.trace, start=1):
+            counts = ", ".join(f"{k}={v}" for k, v in event.counts.items())
+            parts = (
+                event.query and f'query "{event.query}"',
+                counts,
+                event.fallback_reason and f"fallback: {event.fallback_reason}",
+            )
             table.add_row(
                 str(number),
-                entry["node"],
-                escape(str(entry.get("decision") or "")),
-                escape(details),
-                f"{entry.get('ms', 0):.0f}",
-                str(entry.get("model_calls", 0)),
+                event.node,
+                escape(event.decision.value + (f": {event.detail}" if event.detail else "")),
+                escape("; ".join(part for part in parts if part)),
+                f"{event.ms:.0f}",
+                str(event.model_calls),
             )
         self.console.print(table)
         self.console.print(
@@ -513,9 +514,9 @@ def run_session(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace, settings: Any, console: Console, interactive: bool) -> int:
     from graph.builder import build_graph
-    from graph.context import build_context
     from memory.checkpointer import open_checkpointer
     from memory.feedback import open_feedback_store
+    from nodes.context import build_context
 
     context = build_context(settings)
     with (
@@ -555,7 +556,7 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
 
 
 def _banner(session: Session, settings: Any, resumed: str | None) -> None:
-    brain = type(session.context.brain).__name__.replace("Brain", "").lower() or "?"
+    brain = session.context.brain.name
     chunks = session.context.retrievers.index.docstore.count()
     console = session.console
     console.print(

@@ -15,12 +15,12 @@ question cost in tokens and money.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from pydantic import BaseModel
 
-from graph.schemas import Passage, SentenceSupport
-from providers.offline_brain.extractive import check_answer_support
+from core.schemas import Passage, SentenceSupport
+from core.trace import TraceEvent
+from providers.brain.verify import OfflineVerifier
 from providers.tokens import count_tokens
 
 
@@ -45,17 +45,15 @@ def offline_hallucination(
 ) -> float | None:
     if insufficient or not answer.strip():
         return None
-    return unsupported_share(check_answer_support(answer, list(passages), threshold=threshold))
+    return unsupported_share(OfflineVerifier(threshold)(answer, list(passages)))
 
 
 def token_counts(
-    question: str, passages: Sequence[Passage], answer: str, trace: Sequence[dict[str, Any]]
+    question: str, passages: Sequence[Passage], answer: str, trace: Sequence[TraceEvent]
 ) -> tuple[int, int]:
     """(tokens in, tokens out) of the run: recorded by the brain, else one answer call's worth."""
-    recorded_in = sum(int(e.get("tokens_in", 0)) for e in trace)
-    recorded_out = sum(int(e.get("tokens_out", 0)) for e in trace)
-    if recorded_in or recorded_out or any(int(e.get("model_calls", 0)) for e in trace):
-        return recorded_in, recorded_out
+    if any(e.model_calls for e in trace):
+        return sum(e.tokens_in for e in trace), sum(e.tokens_out for e in trace)
     context = "\n\n".join(f"[{p.number}] {p.text}" for p in passages)
     return count_tokens(f"{question}\n\n{context}"), count_tokens(answer)
 
@@ -65,17 +63,21 @@ def price(tokens_in: int, tokens_out: int, *, in_per_million: float, out_per_mil
 
 
 def answer_cost(
-    result: Any, *, llm_judged: bool, in_per_million: float = 0.0, out_per_million: float = 0.0
+    *,
+    question: str,
+    answer: str,
+    insufficient: bool,
+    passages: Sequence[Passage],
+    support: Sequence[SentenceSupport] | None,
+    trace: Sequence[TraceEvent],
+    in_per_million: float = 0.0,
+    out_per_million: float = 0.0,
 ) -> AnswerCost:
-    """The figures for one ``graph.run.AskResult`` (duck-typed: evaluators do not import the graph run)."""
-    passages = [Passage.model_validate(p) for p in result.passages]
-    support = [SentenceSupport.model_validate(s) for s in result.support]
-    tokens_in, tokens_out = token_counts(
-        result.standalone_question or result.question, passages, result.answer, result.trace
-    )
+    """The figures for one answered question; ``support`` is the LLM verifier's verdicts, when one ran."""
+    tokens_in, tokens_out = token_counts(question, passages, answer, trace)
     return AnswerCost(
-        hallucination=offline_hallucination(result.answer, passages, insufficient=result.insufficient),
-        hallucination_llm=unsupported_share(support) if llm_judged and not result.insufficient else None,
+        hallucination=offline_hallucination(answer, passages, insufficient=insufficient),
+        hallucination_llm=unsupported_share(support) if support is not None and not insufficient else None,
         tokens_in=tokens_in,
         tokens_out=tokens_out,
         cost_usd=price(tokens_in, tokens_out, in_per_million=in_per_million, out_per_million=out_per_million),

@@ -18,8 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from core.text import detect_language
 from evaluators.metrics import flatten_answers
-from retrievers.tokenize import detect_language
 
 DATA_DIR_ENV = "AGENTIC_RAG_DATA_DIR"
 CORPUS_FILE = "corpus.jsonl"

@@ -24,12 +24,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from core.feedback import FeedbackRecord
+from core.schemas import Passage
+from core.tokenize import tokenize
 from evaluators.answer_cost import offline_hallucination
 from evaluators.metrics import normalize_answer
-from graph.schemas import Passage
-from memory.feedback import FeedbackRecord
-from providers.offline_brain.analysis import key_terms
-from providers.offline_brain.extractive import coverage
 
 FailureClass = Literal["retrieval_miss", "routing", "unsupported_generation", "other"]
 CLASSES: tuple[FailureClass, ...] = ("retrieval_miss", "routing", "unsupported_generation", "other")
@@ -78,8 +77,8 @@ def holds_answer(texts: Sequence[str], question: str, gold: str) -> bool:
     if gold:
         wanted = normalize_answer(gold)
         return bool(wanted) and any(wanted in normalize_answer(text) for text in texts)
-    terms = key_terms(question)
-    return bool(terms) and any(coverage(terms, text) >= QUESTION_COVERAGE for text in texts)
+    terms = set(tokenize(question))
+    return bool(terms) and any(len(terms & set(tokenize(text))) >= QUESTION_COVERAGE * len(terms) for text in texts)
 
 
 def diagnose(record: FeedbackRecord, modes: Sequence[str], rerun: Rerun) -> Diagnosis:

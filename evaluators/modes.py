@@ -1,25 +1,19 @@
-"""Run a dataset through the real graph in each mode: builds (or reuses) the dataset's index,
-then turns every mode into a harness ``RunMode``."""
+"""The index an evaluation dataset is searched in: built once per corpus and index-shaping settings,
+then reused (``graph.evaluation`` runs the graph over it in each mode)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 from config import Settings
-from evaluators.answer_cost import answer_cost
-from evaluators.datasets import Dataset, EvalQuery, corpus_hash
-from evaluators.harness import QueryResult, RunMode
-from graph.builder import build_graph
-from graph.context import AgentContext, build_context
-from graph.run import ask
+from core.chunks import Chunk
+from core.text import detect_language
+from evaluators.datasets import Dataset, corpus_hash
 from ingestion.indexing import index_chunks
 from retrievers.factory import embedder_for
 from retrievers.index import IndexError_, index_exists, open_index
-from retrievers.tokenize import detect_language
-from retrievers.types import Chunk
 
 # Bump when what gets indexed changes (e.g. what text is embedded), so cached eval indexes rebuild.
 INDEX_RECIPE = 3
@@ -67,54 +61,3 @@ def prepare_index(dataset: Dataset, settings: Settings, index_dir: Path | None, 
         extra={"dataset": dataset.name, "corpus_hash": corpus_hash(dataset)},
     )
     return folder
-
-
-def make_context(settings: Settings, folder: Path) -> AgentContext:
-    """The evaluation measures the pipeline, so answers never come from the answer cache."""
-    return build_context(settings.model_copy(update={"answer_cache": False}), index_dir=folder)
-
-
-def mode_runner(app, context: AgentContext, mode: str) -> RunMode:
-    settings = context.settings
-
-    def run(query: EvalQuery) -> QueryResult:
-        result = ask(app, query.question, context=context, mode=mode)
-        cited = {c["chunk_id"] for c in result.citations}
-        cited_texts = [p["text"] for p in result.passages if p["chunk_id"] in cited]
-        cost = answer_cost(
-            result,
-            llm_judged=context.brain.name != "offline",
-            in_per_million=settings.price_in_per_1m_tokens,
-            out_per_million=settings.price_out_per_1m_tokens,
-        )
-        return QueryResult(
-            query_id=query.id,
-            ranked_ids=result.ranked_ids,
-            answer=result.answer,
-            context="\n".join(p["text"] for p in result.passages),
-            cited_ids=[c["chunk_id"] for c in result.citations],
-            cited_texts=cited_texts,
-            insufficient=result.insufficient,
-            model_calls=result.model_calls,
-            latency_ms=result.latency_ms,
-            trace=result.trace_line(),
-            **cost.model_dump(),
-        )
-
-    return run
-
-
-def build_modes(
-    dataset: Dataset,
-    settings: Settings,
-    modes: list[str],
-    *,
-    index_dir: Path | None = None,
-    progress: bool = True,
-) -> tuple[dict[str, RunMode], Callable[[], None]]:
-    """RunModes for the harness plus a close() for the opened index."""
-    folder = prepare_index(dataset, settings, index_dir, progress)
-    context = make_context(settings, folder)
-    app = build_graph()
-    runners = {mode: mode_runner(app, context, mode) for mode in modes}
-    return runners, context.retrievers.index.close

@@ -22,12 +22,12 @@ if str(ROOT) not in sys.path:
 from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
 
 from config import load_settings  # noqa: E402
+from core.chunks import Chunk  # noqa: E402
 from graph.builder import build_graph  # noqa: E402
-from graph.context import build_context  # noqa: E402
 from graph.run import AskResult, ask  # noqa: E402
 from ingestion.indexing import index_chunks  # noqa: E402
+from nodes.context import build_context  # noqa: E402
 from retrievers.factory import embedder_for  # noqa: E402
-from retrievers.types import Chunk  # noqa: E402
 
 # The app's own knowledge base: (id, source, title, text). Chinese and English side by side.
 DOCUMENTS = [
@@ -78,8 +78,8 @@ def show(thread_id: str, result: AskResult) -> None:
         print(f"[{thread_id}]    (read as: {result.standalone_question})")
     print(f"[{thread_id}] A: {result.answer}")
     for cite in result.citations:
-        print(f"[{thread_id}]    [{cite['number']}] {cite['source']} ({cite['chunk_id']})")
-    print(f"[{thread_id}]    steps: {' > '.join(e['node'] for e in result.trace)}\n")
+        print(f"[{thread_id}]    [{cite.number}] {cite.source} ({cite.chunk_id})")
+    print(f"[{thread_id}]    steps: {' > '.join(e.node for e in result.trace)}\n")
 
 
 def main() -> int:

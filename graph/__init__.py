@@ -23,13 +23,13 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:  # lazy: importing graph.schemas must not load models
+def __getattr__(name: str) -> Any:  # lazy: importing core.schemas must not load models
     if name == "build_graph":
         from graph.builder import build_graph
 
         return build_graph
     if name in ("AgentContext", "build_context"):
-        from graph import context
+        from nodes import context
 
         return getattr(context, name)
     if name in ("add_feedback", "feedback_report"):

@@ -10,65 +10,28 @@ what they do not need, so every mode is comparable through one code path.
 
 from __future__ import annotations
 
-from typing import Any
-
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import RetryPolicy, Send
 
-from graph.context import AgentContext
-from graph.routing import FIXED_STRATEGY, RETRIEVE_NODE, uses_analysis
-from graph.state import AgentState, InputState
+from graph.routing import decide_next, route_after_cache, route_by_strategy
 from nodes.analyze_query import analyze_query
-from nodes.cache import CACHED, cache_answer, lookup_cache
+from nodes.cache import cache_answer, lookup_cache
 from nodes.compress import compress
+from nodes.context import AgentContext
 from nodes.contextualize import contextualize
 from nodes.evaluate import evaluate
 from nodes.generate import generate
 from nodes.rerank import rerank
 from nodes.retrieve_hybrid import retrieve_hybrid
 from nodes.retrieve_keyword import retrieve_keyword
-from nodes.retrieve_multi_hop import fan_out, merge_hops, search_sub_query
+from nodes.retrieve_multi_hop import merge_hops, search_sub_query
 from nodes.retrieve_vector import retrieve_vector
 from nodes.rewrite_query import rewrite_query
+from nodes.state import AgentState, InputState
 from nodes.verify import verify
 
 RETRIEVAL_TARGETS = ["retrieve_vector", "retrieve_keyword", "retrieve_hybrid", "search_sub_query"]
-
-
-def _transient(exc: Exception) -> bool:
-    """Retry a node on network-ish failures only; bad input or bugs fail fast."""
-    names = {"APIConnectionError", "APITimeoutError", "RateLimitError", "InternalServerError"}
-    return isinstance(exc, (ConnectionError, TimeoutError)) or type(exc).__name__ in names
-
-
-MODEL_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.5, retry_on=_transient)
-
-
-def route_entry(state: dict[str, Any]) -> str:
-    if state.get("stop_reason") == "invalid_input":
-        return "verify"
-    mode = state.get("mode") or "agentic"
-    if uses_analysis(mode):
-        return "analyze_query"
-    return RETRIEVE_NODE[FIXED_STRATEGY[mode]]
-
-
-def route_after_cache(state: dict[str, Any]) -> str:
-    """A cached answer goes straight to the final message; anything else is routed as usual."""
-    return "verify" if state.get("stop_reason") == CACHED else route_entry(state)
-
-
-def route_by_strategy(state: dict[str, Any]) -> str | list[Send]:
-    strategy = state.get("strategy") or "hybrid"
-    if strategy == "multi_hop":
-        return fan_out(state)
-    return RETRIEVE_NODE.get(strategy, "retrieve_hybrid")
-
-
-def decide_next(state: dict[str, Any]) -> str:
-    return "compress" if state.get("stop_reason") else "rewrite_query"
 
 
 def build_graph(
@@ -77,21 +40,25 @@ def build_graph(
     name: str = "agentic-rag",
     context_schema: type = AgentContext,
 ) -> CompiledStateGraph:
-    """The compiled agent graph. Pass an ``AgentContext`` as ``context=`` when invoking it."""
+    """The compiled agent graph. Pass an ``AgentContext`` as ``context=`` when invoking it.
+
+    No node retry policy: model steps never raise (the brain's client retries 429/5xx/timeouts, then
+    the offline role answers), and a retry of a whole node would repeat those retries.
+    """
     builder = StateGraph(AgentState, context_schema=context_schema, input_schema=InputState)
-    builder.add_node("contextualize", contextualize, retry_policy=MODEL_RETRY)
-    builder.add_node("analyze_query", analyze_query, retry_policy=MODEL_RETRY)
+    builder.add_node("contextualize", contextualize)
+    builder.add_node("analyze_query", analyze_query)
     builder.add_node("retrieve_vector", retrieve_vector)
     builder.add_node("retrieve_keyword", retrieve_keyword)
     builder.add_node("retrieve_hybrid", retrieve_hybrid)
     builder.add_node("search_sub_query", search_sub_query)
     builder.add_node("retrieve_multi_hop", merge_hops)
-    builder.add_node("rerank", rerank, retry_policy=MODEL_RETRY)
-    builder.add_node("evaluate", evaluate, retry_policy=MODEL_RETRY)
-    builder.add_node("rewrite_query", rewrite_query, retry_policy=MODEL_RETRY)
-    builder.add_node("compress", compress, retry_policy=MODEL_RETRY)
-    builder.add_node("generate", generate, retry_policy=MODEL_RETRY)
-    builder.add_node("verify", verify, retry_policy=MODEL_RETRY)
+    builder.add_node("rerank", rerank)
+    builder.add_node("evaluate", evaluate)
+    builder.add_node("rewrite_query", rewrite_query)
+    builder.add_node("compress", compress)
+    builder.add_node("generate", generate)
+    builder.add_node("verify", verify)
     builder.add_node("lookup_cache", lookup_cache)
     builder.add_node("cache_answer", cache_answer)
 

@@ -14,10 +14,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from evaluators.feedback_analysis import Diagnosis, Proposal, class_counts, diagnose, holds_answer, propose
-from graph.context import AgentContext, make_brain
-from graph.routing import MODES
 from graph.run import ask
 from memory.feedback import FeedbackError, FeedbackRecord, FeedbackStore, Verdict
+from nodes.context import AgentContext
+from nodes.policy import MODES
+from providers.brain import make_brain
 
 RERUN_MODES: tuple[str, ...] = ("naive", "keyword", "hybrid", "hybrid_rerank", "agentic")
 
@@ -68,8 +69,8 @@ def turn_record(
         answer=answer,
         mode=final.get("mode") or "",
         citations=citations,
-        passages=list(final.get("passages") or []),
-        trace=list(final.get("trace") or []),
+        passages=[p.model_dump(mode="json") for p in final.get("passages") or []],
+        trace=[e.model_dump(mode="json") for e in final.get("trace") or []],
     )
 
 
@@ -106,7 +107,7 @@ class FeedbackReport(BaseModel):
 
 def _passage_texts(app: Any, context: AgentContext, question: str, mode: str) -> list[str]:
     result = ask(app, question, context=replace(context, cache=None), mode=mode)
-    return [p["text"] for p in result.passages]
+    return [p.text for p in result.passages]
 
 
 def feedback_report(store: FeedbackStore, app: Any, context: AgentContext) -> FeedbackReport:

@@ -1,81 +1,48 @@
-"""Routing decisions as small pure functions; the graph's conditional edges call these."""
+"""The graph's conditional edges: each router reads the state and names the next node(s)."""
 
 from __future__ import annotations
 
-from config import Settings
-from graph.schemas import QueryAnalysis, RetrievalEvaluation
+from typing import Literal
 
-MODES = ("naive", "keyword", "hybrid", "hybrid_rerank", "self_query", "agentic")
-RETRIEVE_NODE = {
+from langgraph.types import Send
+
+from nodes.cache import CACHED
+from nodes.policy import policy_for
+from nodes.retrieve_multi_hop import fan_out
+from nodes.state import AgentState
+
+RetrieveNode = Literal["retrieve_vector", "retrieve_keyword", "retrieve_hybrid"]
+EntryNode = Literal["analyze_query", "retrieve_vector", "retrieve_keyword", "retrieve_hybrid", "verify"]
+RETRIEVE_NODE: dict[str, RetrieveNode] = {
     "vector": "retrieve_vector",
     "keyword": "retrieve_keyword",
     "hybrid": "retrieve_hybrid",
-    "multi_hop": "retrieve_multi_hop",
 }
-FIXED_STRATEGY = {"naive": "vector", "keyword": "keyword", "hybrid": "hybrid", "hybrid_rerank": "hybrid"}
-ACTION_STRATEGY = {"retry_vector": "vector", "retry_keyword": "keyword", "multi_hop": "multi_hop"}
 
 
-COMPLEXITY_FOR_BRIDGE = ("simple", "moderate", "complex")
+def route_entry(state: AgentState) -> EntryNode:
+    """Invalid input goes straight to the end; modes with analysis analyse; others search as fixed."""
+    if state.get("stop_reason") == "invalid_input":
+        return "verify"
+    policy = policy_for(state.get("mode") or "agentic")
+    if policy.analyse or policy.strategy is None:
+        return "analyze_query"
+    return RETRIEVE_NODE[policy.strategy]
 
 
-def uses_analysis(mode: str) -> bool:
-    return mode in ("self_query", "agentic")
+def route_after_cache(state: AgentState) -> EntryNode:
+    """A cached answer goes straight to the final message; anything else is routed as usual."""
+    return "verify" if state.get("stop_reason") == CACHED else route_entry(state)
 
 
-def uses_rerank(mode: str) -> bool:
-    return mode in ("hybrid_rerank", "self_query", "agentic")
+def route_by_strategy(state: AgentState) -> RetrieveNode | list[Send]:
+    """The retrieve node for the planned strategy; multi-hop fans out one search per sub-query."""
+    strategy = state.get("strategy") or "hybrid"
+    if strategy == "multi_hop":
+        return fan_out(state)
+    return RETRIEVE_NODE.get(strategy, "retrieve_hybrid")
 
 
-def loops(mode: str) -> bool:
-    return mode == "agentic"
-
-
-def initial_strategy(mode: str, analysis: QueryAnalysis | None) -> str:
-    """Seed 004's rules: explicit identifiers go to keyword search first; otherwise the analysis."""
-    if mode in FIXED_STRATEGY:
-        return FIXED_STRATEGY[mode]
-    if mode == "self_query":
-        return "multi_hop" if analysis and analysis.sub_queries else "hybrid"
-    if analysis is None:
-        return "hybrid"
-    if analysis.recommended_strategy == "multi_hop" and analysis.sub_queries:
-        return "multi_hop"
-    if analysis.identifiers and analysis.recommended_strategy != "vector":
-        return "keyword"
-    strategy = analysis.recommended_strategy
-    if strategy in ("hybrid", "multi_hop") and analysis.complexity in COMPLEXITY_FOR_BRIDGE:
-        # A question may need a passage only reachable through another one; the multi-hop route
-        # searches it as asked, then hops through the documents its best passages name.
-        return "multi_hop"
-    return "hybrid" if strategy == "multi_hop" else strategy
-
-
-def strategy_after(evaluation: RetrievalEvaluation, current: str, has_sub_queries: bool) -> str:
-    """Strategy for a retry: what the evaluator suggests, never the same failing keyword search twice."""
-    suggested = ACTION_STRATEGY.get(evaluation.suggested_action)
-    if suggested == "multi_hop" and not has_sub_queries:
-        suggested = "hybrid"
-    if suggested:
-        return suggested
-    return "hybrid" if current in ("keyword", "vector") else current
-
-
-def stop_reason(
-    *,
-    mode: str,
-    evaluation: RetrievalEvaluation,
-    attempt: int,
-    new_relevant: int,
-    settings: Settings,
-) -> str:
-    """Why the loop ends now, or "" to retry. Every path through here terminates the loop in bounded steps."""
-    if not loops(mode):
-        return "single_pass"
-    if evaluation.is_sufficient or evaluation.suggested_action == "answer":
-        return "sufficient"
-    if attempt >= settings.max_retries:
-        return "max_retries"
-    if attempt > 0 and new_relevant == 0:
-        return "no_progress"
-    return ""
+def decide_next(state: AgentState) -> Literal["compress", "rewrite_query"]:
+    """Once evaluate named a stop reason the answer is written; otherwise the query is rewritten."""
+    return "compress" if state.get("stop_reason") else "rewrite_query"

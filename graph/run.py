@@ -10,24 +10,26 @@ from typing import Any
 from langgraph.errors import GraphRecursionError
 from pydantic import BaseModel, Field
 
-from graph.context import AgentContext
-from retrievers.types import Filters
+from core.chunks import Filters
+from core.schemas import Citation, Passage, QueryAnalysis, RetrievalEvaluation, SentenceSupport
+from core.trace import TraceEvent
+from nodes.context import AgentContext
 
 
 class AskResult(BaseModel):
     question: str
     standalone_question: str = ""
     answer: str = ""
-    citations: list[dict[str, Any]] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)
     insufficient: bool = False
     mode: str = ""
     stop_reason: str = ""
-    analysis: dict[str, Any] = Field(default_factory=dict)
-    evaluation: dict[str, Any] = Field(default_factory=dict)
+    analysis: QueryAnalysis | None = None
+    evaluation: RetrievalEvaluation | None = None
     ranked_ids: list[str] = Field(default_factory=list)
-    passages: list[dict[str, Any]] = Field(default_factory=list)
-    support: list[dict[str, Any]] = Field(default_factory=list)
-    trace: list[dict[str, Any]] = Field(default_factory=list)
+    passages: list[Passage] = Field(default_factory=list)
+    support: list[SentenceSupport] = Field(default_factory=list)
+    trace: list[TraceEvent] = Field(default_factory=list)
     model_calls: int = 0
     latency_ms: float = 0.0
     thread_id: str | None = None
@@ -35,11 +37,10 @@ class AskResult(BaseModel):
 
     def trace_line(self) -> str:
         """One line such as: analyze_query(factual/simple -> hybrid) > retrieve_hybrid > rerank > ..."""
-        parts = []
-        for entry in self.trace:
-            decision = entry.get("decision")
-            parts.append(f"{entry['node']}({decision})" if decision else entry["node"])
-        return " > ".join(parts) + f" | {self.latency_ms:.0f} ms, {self.model_calls} model calls"
+        return (
+            " > ".join(event.label() for event in self.trace)
+            + f" | {self.latency_ms:.0f} ms, {self.model_calls} model calls"
+        )
 
 
 def run_config(context: AgentContext, thread_id: str | None) -> dict[str, Any]:
@@ -61,13 +62,13 @@ def result_from_state(
         insufficient=bool(state.get("insufficient")),
         mode=state.get("mode") or "",
         stop_reason=state.get("stop_reason") or "",
-        analysis=state.get("analysis") or {},
-        evaluation=state.get("evaluation") or {},
-        ranked_ids=[h["chunk"]["id"] for h in state.get("reranked") or []],
+        analysis=state.get("analysis"),
+        evaluation=state.get("evaluation"),
+        ranked_ids=[h.id for h in state.get("reranked") or []],
         passages=state.get("passages") or [],
         support=state.get("support") or [],
         trace=trace,
-        model_calls=sum(int(e.get("model_calls", 0)) for e in trace),
+        model_calls=sum(e.model_calls for e in trace),
         latency_ms=round((time.perf_counter() - started) * 1000, 1),
         thread_id=thread_id,
         error=state.get("error") or "",
@@ -78,7 +79,7 @@ def build_input(question: str, mode: str | None, filters: Filters | None) -> dic
     payload: dict[str, Any] = {"question": question}
     if mode:
         payload["mode"] = mode
-    payload["filters"] = filters.model_dump(mode="json") if filters and not filters.is_empty() else None
+    payload["filters"] = filters if filters and not filters.is_empty() else None
     return payload
 
 

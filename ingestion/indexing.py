@@ -9,10 +9,10 @@ import numpy as np
 from tqdm import tqdm
 
 from config import Settings
+from core.chunks import Chunk
+from core.tokenize import tokenize
 from providers.embeddings import Embedder
 from retrievers.index import BuildParams, write_generation, write_lock
-from retrievers.tokenize import tokenize
-from retrievers.types import Chunk
 from retrievers.vector_index import HnswParams
 
 

@@ -18,6 +18,8 @@ from pydantic import BaseModel, Field
 from tqdm import tqdm
 
 from config import Settings
+from core.chunks import Chunk
+from core.text import detect_language
 from ingestion.documents import LoadedDocument, TextPiece
 from ingestion.indexing import bm25_tokens, build_params, embed_in_batches, embedding_text, progress_interval
 from ingestion.loaders import LoaderError, iter_source_files, load_document
@@ -26,8 +28,6 @@ from ingestion.splitter import SplitConfig, split_document
 from providers.embeddings import Embedder
 from retrievers.docstore import FileRecord
 from retrievers.index import IndexError_, read_generation, write_generation, write_lock
-from retrievers.tokenize import detect_language
-from retrievers.types import Chunk
 
 
 class FailedFile(BaseModel):

@@ -11,15 +11,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
-from pydantic import BaseModel, Field
+from core.feedback import FeedbackRecord, Verdict
 
-Verdict = Literal["good", "bad"]
 FEEDBACK_FILE = "feedback.sqlite"
 _COLUMNS = (
     "thread_id",
@@ -55,21 +53,6 @@ CREATE TABLE IF NOT EXISTS feedback (
 
 class FeedbackError(ValueError):
     """Feedback that cannot be recorded (unknown thread or turn, bad verdict), with what to do."""
-
-
-class FeedbackRecord(BaseModel):
-    id: int | None = None
-    thread_id: str
-    turn: int = Field(ge=1, description="1 for the thread's first question")
-    verdict: Verdict
-    note: str = ""
-    question: str
-    answer: str
-    mode: str = ""
-    citations: list[dict[str, Any]] = Field(default_factory=list)
-    passages: list[dict[str, Any]] = Field(default_factory=list)
-    trace: list[dict[str, Any]] = Field(default_factory=list)
-    created_at: float = Field(default_factory=time.time)
 
 
 class FeedbackStore(Protocol):

@@ -7,18 +7,21 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.routing import initial_strategy
-from nodes.common import ctx, event, mode_of, question_of
+from core.trace import Decision
+from nodes.common import ctx, event, policy_of, question_of
+from nodes.context import AgentContext
+from nodes.policy import initial_strategy
+from nodes.state import AgentState
 
 
-def analyze_query(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
+def analyze_query(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     started = time.perf_counter()
     context = ctx(runtime)
     question = question_of(state)
-    analysis = context.brain.analyze(question)
-    strategy = initial_strategy(mode_of(state, context), analysis)
+    analysis = context.brain.analyse(question)
+    strategy = initial_strategy(policy_of(state, context), analysis)
     return {
-        "analysis": analysis.model_dump(),
+        "analysis": analysis,
         "strategy": strategy,
         "query": question,
         "trace": [
@@ -26,6 +29,7 @@ def analyze_query(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
                 "analyze_query",
                 started,
                 context,
+                Decision.ROUTED,
                 f"{analysis.query_type}/{analysis.complexity} -> {strategy}",
                 sub_queries=len(analysis.sub_queries),
                 identifiers=len(analysis.identifiers),

@@ -13,39 +13,47 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from core.schemas import Citation, Passage, SentenceSupport
+from core.trace import Decision
 from nodes.common import ctx, event, mode_of, question_of
+from nodes.context import AgentContext
+from nodes.state import AgentState
 
-CACHED_FIELDS = ("answer", "citations", "passages", "support", "insufficient")
 CACHED = "cached"
+_MODELS = {"citations": Citation, "passages": Passage, "support": SentenceSupport}
 
 
-def _vector(context: Any, question: str) -> Any:
-    if context.cache.semantic_threshold >= 1.0:
+def _filters(state: AgentState) -> dict[str, Any] | None:
+    filters = state.get("filters")
+    return filters.model_dump(mode="json") if filters is not None else None
+
+
+def _vector(context: AgentContext, question: str) -> Any:
+    if context.cache is None or context.cache.semantic_threshold >= 1.0:
         return None
     return context.retrievers.embedder.embed_query(question)
 
 
-def lookup_cache(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
+def lookup_cache(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     context = ctx(runtime)
     if context.cache is None or state.get("stop_reason"):
         return {}
     started = time.perf_counter()
     question = question_of(state)
-    hit = context.cache.lookup(
-        question, mode_of(state, context), state.get("filters"), _vector(context, question)
-    )
+    hit = context.cache.lookup(question, mode_of(state, context), _filters(state), _vector(context, question))
     if hit is None:
-        return {"trace": [event("lookup_cache", started, context, "miss")]}
-    decision = (
-        "hit exact" if hit.kind == "exact" else f"hit semantic ({hit.similarity:.3f}: {hit.question!r})"
-    )
-    update = {name: hit.payload[name] for name in CACHED_FIELDS if name in hit.payload}
-    update["stop_reason"] = CACHED
-    update["trace"] = [event("lookup_cache", started, context, decision)]
+        return {"trace": [event("lookup_cache", started, context, Decision.CACHE_MISS)]}
+    detail = "exact" if hit.kind == "exact" else f"semantic {hit.similarity:.3f}: {hit.question}"
+    update: dict[str, Any] = {
+        name: [model.model_validate(item) for item in hit.payload.get(name) or []]
+        for name, model in _MODELS.items()
+    }
+    update.update(answer=hit.payload["answer"], insufficient=False, stop_reason=CACHED)
+    update["trace"] = [event("lookup_cache", started, context, Decision.CACHE_HIT, detail)]
     return update
 
 
-def cache_answer(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
+def cache_answer(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     """Store a fresh, sufficient answer; cached, failed and insufficient answers are not stored."""
     context = ctx(runtime)
     if (
@@ -57,8 +65,11 @@ def cache_answer(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
     ):
         return {}
     question = question_of(state)
-    payload = {name: state.get(name) for name in CACHED_FIELDS}
+    payload: dict[str, Any] = {
+        name: [item.model_dump(mode="json") for item in state.get(name) or []] for name in _MODELS
+    }
+    payload["answer"] = state.get("answer")
     context.cache.store(
-        question, mode_of(state, context), state.get("filters"), payload, _vector(context, question)
+        question, mode_of(state, context), _filters(state), payload, _vector(context, question)
     )
     return {}

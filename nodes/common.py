@@ -1,4 +1,4 @@
-"""Small helpers every node uses: the runtime context, chunk (de)serialisation, trace events."""
+"""Small helpers every node uses: the runtime context, typed reads of the state, trace events."""
 
 from __future__ import annotations
 
@@ -7,51 +7,55 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.context import AgentContext, resolve_context
-from retrievers.types import Filters, ScoredChunk
+from core.chunks import Filters
+from core.trace import Decision, TraceEvent
+from nodes.context import AgentContext, resolve_context
+from nodes.policy import ModePolicy, policy_for
+from nodes.state import AgentState
 
 
-def ctx(runtime: Runtime | None) -> AgentContext:
+def ctx(runtime: Runtime[AgentContext] | None) -> AgentContext:
     return resolve_context(runtime.context if runtime is not None else None)
 
 
-def dump_hits(hits: list[ScoredChunk]) -> list[dict[str, Any]]:
-    return [hit.model_dump() for hit in hits]
-
-
-def load_hits(data: list[dict[str, Any]] | None) -> list[ScoredChunk]:
-    return [ScoredChunk.model_validate(item) for item in data or []]
-
-
-def filters_of(state: dict[str, Any]) -> Filters | None:
+def filters_of(state: AgentState | dict[str, Any]) -> Filters | None:
+    """The call's filters; LangGraph Studio sends them as plain JSON."""
     raw = state.get("filters")
     return Filters.model_validate(raw) if raw else None
 
 
-def mode_of(state: dict[str, Any], context: AgentContext) -> str:
+def mode_of(state: AgentState, context: AgentContext) -> str:
     return state.get("mode") or context.settings.mode
 
 
-def question_of(state: dict[str, Any]) -> str:
+def policy_of(state: AgentState, context: AgentContext) -> ModePolicy:
+    return policy_for(mode_of(state, context))
+
+
+def question_of(state: AgentState) -> str:
     return state.get("standalone_question") or state.get("question") or ""
 
 
 def event(
-    node: str, started: float, context: AgentContext | None, decision: str = "", **counts: Any
-) -> dict[str, Any]:
-    """One compact trace entry; includes the brain's model calls and fallbacks during this node."""
-    calls: list[dict[str, Any]] = []
-    if context is not None:
-        drain = getattr(context.brain, "drain_calls", None)
-        calls = drain() if drain else []
-    entry: dict[str, Any] = {
-        "node": node,
-        "decision": decision,
-        "counts": counts,
-        "ms": round((time.perf_counter() - started) * 1000, 1),
-        "model_calls": sum(int(c.get("model_calls", 0)) for c in calls),
-    }
-    fallbacks = [f"{c.get('step')}: {c.get('error') or 'fallback'}" for c in calls if c.get("fallback")]
-    if fallbacks:
-        entry["fallbacks"] = fallbacks
-    return entry
+    node: str,
+    started: float,
+    context: AgentContext | None,
+    decision: Decision,
+    detail: str = "",
+    *,
+    query: str = "",
+    **counts: int,
+) -> TraceEvent:
+    """One trace entry; includes the brain's model calls and fallbacks during this node."""
+    calls = context.brain.calls.drain() if context is not None else []
+    reasons = [f"{c.step}: {c.error or 'fallback'}" for c in calls if c.fallback]
+    return TraceEvent(
+        node=node,
+        decision=decision,
+        detail=detail,
+        query=query,
+        counts=counts,
+        ms=round((time.perf_counter() - started) * 1000, 1),
+        model_calls=sum(c.model_calls for c in calls),
+        fallback_reason="; ".join(reasons),
+    )

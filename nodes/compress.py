@@ -7,10 +7,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.schemas import Passage
-from nodes.common import ctx, event, load_hits, question_of
+from core.chunks import ScoredChunk
+from core.schemas import Passage
+from core.trace import Decision
+from nodes.common import ctx, event, question_of
+from nodes.context import AgentContext
+from nodes.state import AgentState
 from providers.tokens import count_tokens
-from retrievers.types import ScoredChunk
 
 MAX_PASSAGES = 8
 
@@ -35,25 +38,28 @@ def to_passages(hits: list[ScoredChunk]) -> list[Passage]:
     ]
 
 
-def compress(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
+def compress(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     started = time.perf_counter()
     context = ctx(runtime)
     limit = min(MAX_PASSAGES, context.settings.top_k)
-    hits = select_evidence(load_hits(state.get("reranked")), state.get("relevant_ids") or [], limit)
+    hits = select_evidence(state.get("reranked") or [], state.get("relevant_ids") or [], limit)
     passages = to_passages(hits)
     before = sum(count_tokens(p.text) for p in passages)
     budget = context.settings.context_token_budget
     compressed = context.brain.compress(question_of(state), passages, budget) if passages else []
     after = sum(count_tokens(p.text) for p in compressed)
     return {
-        "passages": [p.model_dump() for p in compressed],
+        "passages": compressed,
         "trace": [
             event(
                 "compress",
                 started,
                 context,
+                Decision.COMPRESSED,
                 f"{before} -> {after} tokens (budget {budget})",
                 passages=len(compressed),
+                tokens_before=before,
+                tokens_after=after,
             )
         ],
     }

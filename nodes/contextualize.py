@@ -8,10 +8,12 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from graph.routing import MODES
-from graph.state import RESET, TURN_RESET
+from core.trace import Decision
 from memory.history import history_turns, trim_history
 from nodes.common import ctx, event
+from nodes.context import AgentContext
+from nodes.policy import MODES
+from nodes.state import RESET, TURN_RESET, AgentState
 
 
 def validate_question(question: str, max_chars: int) -> str:
@@ -33,7 +35,7 @@ def _latest_human(messages: list[Any]) -> str:
     return ""
 
 
-def contextualize(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
+def contextualize(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     started = time.perf_counter()
     context = ctx(runtime)
     settings = context.settings
@@ -55,12 +57,13 @@ def contextualize(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
         error = f"Unknown mode {mode!r}; choose one of {', '.join(MODES)}."
     if error:
         update.update(error=error, answer=error, stop_reason="invalid_input", standalone_question="")
-        update["trace"] = [RESET, event("contextualize", started, context, "invalid input")]
+        update["trace"] = [RESET, event("contextualize", started, context, Decision.INVALID_INPUT, error)]
         return update
     earlier = messages[:-1] if messages and _latest_human(messages[-1:]) == question else messages
     history = history_turns(trim_history(earlier, settings.history_token_budget), max_turns=6)
-    standalone = context.brain.contextualize(question, history) if history else question
-    update["standalone_question"] = standalone or question
-    decision = "rewritten follow-up" if standalone != question else "standalone"
-    update["trace"] = [RESET, event("contextualize", started, context, decision, turns=len(history))]
+    standalone = (context.brain.contextualise(question, history) if history else question) or question
+    update["standalone_question"] = standalone
+    decision = Decision.FOLLOW_UP if standalone != question else Decision.STANDALONE
+    detail = standalone if decision is Decision.FOLLOW_UP else ""
+    update["trace"] = [RESET, event("contextualize", started, context, decision, detail, turns=len(history))]
     return update

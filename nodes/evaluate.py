@@ -7,9 +7,12 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.routing import loops, stop_reason
-from graph.schemas import QueryAnalysis, RetrievalEvaluation
-from nodes.common import ctx, event, load_hits, mode_of, question_of
+from core.schemas import QueryAnalysis, RetrievalEvaluation
+from core.trace import Decision
+from nodes.common import ctx, event, policy_of, question_of
+from nodes.context import AgentContext
+from nodes.policy import stop_reason
+from nodes.state import AgentState
 
 RELEVANT = 0.5
 
@@ -18,36 +21,49 @@ def relevant_ids_of(evaluation: RetrievalEvaluation) -> list[str]:
     return [j.chunk_id for j in evaluation.judgements if j.relevance >= RELEVANT]
 
 
-def evaluate(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
+def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     started = time.perf_counter()
     context = ctx(runtime)
-    mode = mode_of(state, context)
-    if not loops(mode):
+    policy = policy_of(state, context)
+    if not policy.loop:
         return {
             "stop_reason": "single_pass",
-            "trace": [event("evaluate", started, context, "skipped (single pass mode)")],
+            "trace": [event("evaluate", started, context, Decision.SKIPPED, "single pass mode")],
         }
     question = question_of(state)
-    analysis = QueryAnalysis.model_validate(state.get("analysis") or {})
-    chunks = load_hits(state.get("reranked"))[: context.settings.top_k]
+    analysis = state.get("analysis") or QueryAnalysis()
+    chunks = (state.get("reranked") or [])[: context.settings.top_k]
     evaluation = context.brain.judge(question, analysis, chunks, list(state.get("queries_tried") or []))
     before = list(state.get("relevant_ids") or [])
     now_relevant = relevant_ids_of(evaluation)
     new = [cid for cid in now_relevant if cid not in before]
-    attempt = int(state.get("attempt") or 0)
     reason = stop_reason(
-        mode=mode, evaluation=evaluation, attempt=attempt, new_relevant=len(new), settings=context.settings
+        policy=policy,
+        evaluation=evaluation,
+        attempt=int(state.get("attempt") or 0),
+        new_relevant=len(new),
+        max_retries=context.settings.max_retries,
     )
-    decision = (
-        f"{'sufficient' if evaluation.is_sufficient else 'insufficient'}"
-        f" -> {reason or 'retry: ' + evaluation.suggested_action}"
-    )
+    if reason == "sufficient":
+        decision, detail = Decision.SUFFICIENT, ""
+    elif reason:
+        decision, detail = Decision.STOPPED, reason
+    else:
+        decision, detail = Decision.RETRY, evaluation.suggested_action
     return {
-        "evaluation": evaluation.model_dump(),
+        "evaluation": evaluation,
         "relevant_ids": before + new,
         "new_relevant": len(new),
         "stop_reason": reason,
         "trace": [
-            event("evaluate", started, context, decision, relevant=len(now_relevant), new_relevant=len(new))
+            event(
+                "evaluate",
+                started,
+                context,
+                decision,
+                detail,
+                relevant=len(now_relevant),
+                new_relevant=len(new),
+            )
         ],
     }

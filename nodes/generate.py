@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.schemas import Citation, Passage
+from core.schemas import Citation, Passage
+from core.text import parse_citations, replace_citations
+from core.trace import Decision
 from nodes.common import ctx, event, question_of
-
-_MARKER = re.compile(r"\[(\d+)\]")
-
-
-def cited_numbers(answer: str) -> list[int]:
-    return list(dict.fromkeys(int(n) for n in _MARKER.findall(answer)))
+from nodes.context import AgentContext
+from nodes.state import AgentState
 
 
 def citations_for(answer: str, passages: list[Passage]) -> list[Citation]:
@@ -29,7 +26,7 @@ def citations_for(answer: str, passages: list[Passage]) -> list[Citation]:
             heading=by_number[n].heading,
             snippet=by_number[n].text[:160],
         )
-        for n in cited_numbers(answer)
+        for n in parse_citations(answer)
         if n in by_number
     ]
 
@@ -37,23 +34,22 @@ def citations_for(answer: str, passages: list[Passage]) -> list[Citation]:
 def strip_unknown_markers(answer: str, passages: list[Passage]) -> str:
     """Drop [n] markers that point at no passage (a model may invent them)."""
     numbers = {p.number for p in passages}
-    return _MARKER.sub(lambda m: m.group() if int(m.group(1)) in numbers else "", answer)
+    return replace_citations(answer, lambda n: n in numbers)
 
 
-def generate(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
+def generate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     started = time.perf_counter()
     context = ctx(runtime)
-    passages = [Passage.model_validate(p) for p in state.get("passages") or []]
-    draft = context.brain.answer(question_of(state), passages)
+    passages = state.get("passages") or []
+    draft = context.brain.write(question_of(state), passages)
     answer = strip_unknown_markers(draft.answer, passages)
     citations = citations_for(answer, passages)
     insufficient = draft.insufficient or not passages
-    decision = "insufficient evidence" if insufficient else "answered"
-    if draft.tool_calls:
-        decision += "; " + "; ".join(f"{call['name']}: {call['shown']}" for call in draft.tool_calls)
+    decision = Decision.INSUFFICIENT if insufficient else Decision.ANSWERED
+    tools = "; ".join(f"{call['name']}: {call['shown']}" for call in draft.tool_calls)
     return {
         "answer": answer,
-        "citations": [c.model_dump() for c in citations],
+        "citations": citations,
         "insufficient": insufficient,
         "trace": [
             event(
@@ -61,6 +57,7 @@ def generate(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
                 started,
                 context,
                 decision,
+                tools,
                 citations=len(citations),
                 tool_calls=len(draft.tool_calls),
             )

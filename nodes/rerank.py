@@ -11,18 +11,19 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.routing import uses_rerank
-from nodes.common import ctx, dump_hits, event, load_hits, mode_of, question_of
-from retrievers.types import ScoredChunk
+from core.chunks import ScoredChunk
+from core.trace import Decision
+from nodes.common import ctx, event, policy_of, question_of
+from nodes.context import AgentContext
+from nodes.state import AgentState
 
 
 def merge_with_relevant(
-    retrieved: list[dict[str, Any]], previous: list[dict[str, Any]], relevant_ids: list[str]
-) -> list[dict[str, Any]]:
-    seen = {item["chunk"]["id"] for item in retrieved}
-    keep = [
-        item for item in previous if item["chunk"]["id"] in relevant_ids and item["chunk"]["id"] not in seen
-    ]
+    retrieved: list[ScoredChunk], previous: list[ScoredChunk], relevant_ids: list[str]
+) -> list[ScoredChunk]:
+    """The new candidates plus earlier chunks judged relevant that the new search did not find."""
+    seen = {hit.id for hit in retrieved}
+    keep = [hit for hit in previous if hit.id in relevant_ids and hit.id not in seen]
     return retrieved + keep
 
 
@@ -42,23 +43,31 @@ def keep_second_hop_slots(fused: list[ScoredChunk], reranked: list[ScoredChunk])
     return out
 
 
-def rerank(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
+def rerank(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     started = time.perf_counter()
     context = ctx(runtime)
-    candidates = load_hits(
-        merge_with_relevant(
-            state.get("retrieved") or [], state.get("reranked") or [], state.get("relevant_ids") or []
-        )
+    candidates = merge_with_relevant(
+        state.get("retrieved") or [], state.get("reranked") or [], state.get("relevant_ids") or []
     )
-    if context.reranker is None or not uses_rerank(mode_of(state, context)):
-        reason = "skipped (mode)" if context.reranker is not None else "skipped (no reranker)"
+    if context.reranker is None or not policy_of(state, context).rerank:
+        reason = "mode" if context.reranker is not None else "no reranker"
         return {
-            "reranked": dump_hits(candidates),
-            "trace": [event("rerank", started, context, reason, candidates=len(candidates))],
+            "reranked": candidates,
+            "trace": [
+                event("rerank", started, context, Decision.SKIPPED, reason, candidates=len(candidates))
+            ],
         }
-    query = question_of(state)
-    reranked = keep_second_hop_slots(candidates, context.reranker.rerank(query, candidates))
+    reranked = keep_second_hop_slots(candidates, context.reranker.rerank(question_of(state), candidates))
     return {
-        "reranked": dump_hits(reranked),
-        "trace": [event("rerank", started, context, context.reranker.name, candidates=len(candidates))],
+        "reranked": reranked,
+        "trace": [
+            event(
+                "rerank",
+                started,
+                context,
+                Decision.RERANKED,
+                context.reranker.name,
+                candidates=len(candidates),
+            )
+        ],
     }

@@ -1,32 +1,35 @@
-"""Shared body of the retrieve_* nodes: search, record the query tried, emit a trace event."""
+"""Shared body of the retrieve_* nodes: search, record the query tried."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from nodes.common import dump_hits, filters_of, question_of
-from retrievers.types import ScoredChunk
+from core.chunks import ScoredChunk
+from nodes.common import filters_of, question_of
+from nodes.context import AgentContext
+from nodes.state import AgentState
+from retrievers.base import Retriever
 
 
-def current_query(state: dict[str, Any]) -> str:
+def current_query(state: AgentState) -> str:
     return state.get("query") or question_of(state)
 
 
-def retrieval_update(
-    state: dict[str, Any], strategy: str, hits: list[ScoredChunk], query: str
-) -> dict[str, Any]:
+def retrieval_update(state: AgentState, strategy: str, hits: list[ScoredChunk], query: str) -> dict[str, Any]:
     tried = list(state.get("queries_tried") or [])
     if query not in tried:
         tried.append(query)
-    return {"retrieved": dump_hits(hits), "strategy": strategy, "queries_tried": tried}
+    return {"retrieved": hits, "strategy": strategy, "queries_tried": tried}
 
 
-def depth(context: Any) -> int:
+def depth(context: AgentContext) -> int:
     return max(context.settings.candidate_k, context.settings.top_k)
 
 
-def search(retriever: Any, state: dict[str, Any], context: Any) -> tuple[list[ScoredChunk], str, float]:
+def search(
+    retriever: Retriever, state: AgentState, context: AgentContext
+) -> tuple[list[ScoredChunk], str, float]:
     started = time.perf_counter()
     query = current_query(state)
     return retriever.search(query, depth(context), filters_of(state)), query, started

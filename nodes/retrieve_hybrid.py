@@ -6,14 +6,21 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from core.trace import Decision
 from nodes.common import ctx, event
+from nodes.context import AgentContext
 from nodes.retrieve import retrieval_update, search
+from nodes.state import AgentState
 
 
-def retrieve_hybrid(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
+def retrieve_hybrid(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     context = ctx(runtime)
     hits, query, started = search(context.retrievers.hybrid, state, context)
     update = retrieval_update(state, "hybrid", hits, query)
     both = sum(1 for h in hits if len(h.ranks) > 1)
-    update["trace"] = [event("retrieve_hybrid", started, context, "rrf", hits=len(hits), found_by_both=both)]
+    update["trace"] = [
+        event(
+            "retrieve_hybrid", started, context, Decision.SEARCHED, "rrf", hits=len(hits), found_by_both=both
+        )
+    ]
     return update

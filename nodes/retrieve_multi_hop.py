@@ -1,5 +1,5 @@
 """retrieve_multi_hop: one ``search_sub_query`` per sub-query (fanned out with Send), then
-``merge_hops`` fuses them and, in agentic mode, hops once more through bridge entities."""
+``merge_hops`` fuses them and, when the mode's policy says so, hops once more through bridge entities."""
 
 from __future__ import annotations
 
@@ -9,47 +9,47 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from graph.schemas import QueryAnalysis
-from nodes.common import ctx, dump_hits, event, filters_of, load_hits, mode_of, question_of
+from core.chunks import ScoredChunk
+from core.schemas import strip_bridge
+from core.trace import Decision
+from nodes.common import ctx, event, filters_of, policy_of, question_of
+from nodes.context import AgentContext
 from nodes.retrieve import depth, retrieval_update
-from providers.offline_brain.decompose import strip_bridge
+from nodes.state import RESET, AgentState, HopHits, SubQuery
 from retrievers.multi_hop import fuse_hops
 
 
-def sub_queries_of(state: dict[str, Any]) -> list[str]:
-    analysis = QueryAnalysis.model_validate(state.get("analysis") or {})
+def sub_queries_of(state: AgentState) -> list[str]:
+    analysis = state.get("analysis")
     query = state.get("query") or question_of(state)
     # Second-hop templates ("spouse of <director of X>") are searched without their brackets; the
     # bridge entities found by the first hop get their own searches in merge_hops.
-    subs = [strip_bridge(q) for q in analysis.sub_queries if q.strip()]
+    subs = [strip_bridge(q) for q in (analysis.sub_queries if analysis else []) if q.strip()]
     # A rewritten query replaces the original question; sub-queries still add their angles.
     return list(dict.fromkeys([*subs, query]))
 
 
-def fan_out(state: dict[str, Any]) -> list[Send]:
+def fan_out(state: AgentState) -> list[Send]:
     """One Send per sub-query; each carries only what that search needs."""
+    filters = filters_of(state)
     return [
-        Send(
-            "search_sub_query",
-            {"sub_query": sub, "filters": state.get("filters"), "mode": state.get("mode")},
-        )
-        for sub in sub_queries_of(state)
+        Send("search_sub_query", SubQuery(sub_query=sub, filters=filters)) for sub in sub_queries_of(state)
     ]
 
 
-def search_sub_query(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
+def search_sub_query(state: SubQuery, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     context = ctx(runtime)
-    hits = context.retrievers.hybrid.search(state["sub_query"], depth(context), filters_of(state))
-    return {"hop_hits": [{"query": state["sub_query"], "hits": dump_hits(hits)}]}
+    hits = context.retrievers.hybrid.search(state.sub_query, depth(context), state.filters)
+    return {"hop_hits": [HopHits(query=state.sub_query, hits=hits)]}
 
 
-def merge_hops(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
+def merge_hops(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     started = time.perf_counter()
     context = ctx(runtime)
-    first = {h["query"]: load_hits(h["hits"]) for h in state.get("hop_hits") or []}
+    first = {h.query: h.hits for h in state.get("hop_hits") or []}
     question = question_of(state)
-    second: dict = {}
-    if mode_of(state, context) == "agentic":
+    second: dict[str, list[ScoredChunk]] = {}
+    if policy_of(state, context).second_hop:
         for bridge in context.retrievers.multi_hop.bridges(question, first):
             second[bridge] = context.retrievers.multi_hop.search_bridge(
                 bridge, question, depth(context), filters_of(state)
@@ -60,14 +60,16 @@ def merge_hops(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
     for sub in first:
         if sub not in tried:
             tried.append(sub)
-    bridges = list(second)
-    update["hop_hits"] = [{"__reset__": True}]
+    update["hop_hits"] = [RESET]
     update["trace"] = [
         event(
             "retrieve_multi_hop",
             started,
             context,
-            f"{len(first)} sub-queries, {len(bridges)} bridge hops",
+            Decision.SEARCHED,
+            f"{len(first)} sub-queries, {len(second)} bridge hops",
+            sub_queries=len(first),
+            bridge_hops=len(second),
             hits=len(fused),
         )
     ]

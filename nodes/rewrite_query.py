@@ -7,23 +7,37 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.routing import strategy_after
-from graph.schemas import QueryAnalysis, RetrievalEvaluation
+from core.schemas import RetrievalEvaluation
+from core.trace import Decision
 from nodes.common import ctx, event, question_of
+from nodes.context import AgentContext
+from nodes.policy import strategy_after
+from nodes.state import AgentState
 
 
-def rewrite_query(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
+def rewrite_query(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     started = time.perf_counter()
     context = ctx(runtime)
-    evaluation = RetrievalEvaluation.model_validate(state.get("evaluation") or {})
-    analysis = QueryAnalysis.model_validate(state.get("analysis") or {})
+    evaluation = state.get("evaluation") or RetrievalEvaluation()
+    analysis = state.get("analysis")
     tried = list(state.get("queries_tried") or [])
     query = context.brain.rewrite(question_of(state), evaluation, tried)
-    strategy = strategy_after(evaluation, state.get("strategy") or "hybrid", bool(analysis.sub_queries))
+    has_subs = bool(analysis and analysis.sub_queries)
+    strategy = strategy_after(evaluation, state.get("strategy") or "hybrid", has_subs)
     attempt = int(state.get("attempt") or 0) + 1
     return {
         "query": query,
         "strategy": strategy,
         "attempt": attempt,
-        "trace": [event("rewrite_query", started, context, f"attempt {attempt}: {strategy}", query=query)],
+        "trace": [
+            event(
+                "rewrite_query",
+                started,
+                context,
+                Decision.REWRITTEN,
+                f"attempt {attempt}: {strategy}",
+                query=query,
+                attempt=attempt,
+            )
+        ],
     }

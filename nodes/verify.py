@@ -11,10 +11,13 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from graph.schemas import Passage, SentenceSupport
+from core.schemas import Citation, SentenceSupport
+from core.trace import Decision
 from nodes.cache import CACHED
 from nodes.common import ctx, event
+from nodes.context import AgentContext
 from nodes.generate import citations_for
+from nodes.state import AgentState
 
 
 def remove_unsupported(answer: str, support: list[SentenceSupport]) -> str:
@@ -22,11 +25,11 @@ def remove_unsupported(answer: str, support: list[SentenceSupport]) -> str:
     return " ".join(kept) if kept else answer
 
 
-def final_message(answer: str, citations: list[dict[str, Any]]) -> AIMessage:
-    return AIMessage(content=answer, additional_kwargs={"citations": citations})
+def final_message(answer: str, citations: list[Citation]) -> AIMessage:
+    return AIMessage(content=answer, additional_kwargs={"citations": [c.model_dump() for c in citations]})
 
 
-def verify(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
+def verify(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     started = time.perf_counter()
     context = ctx(runtime)
     if state.get("error"):
@@ -35,20 +38,32 @@ def verify(state: dict[str, Any], runtime: Runtime) -> dict[str, Any]:
         answer, citations = state.get("answer") or "", state.get("citations") or []
         return {
             "messages": [final_message(answer, citations)],
-            "trace": [event("verify", started, context, "cached answer")],
+            "trace": [event("verify", started, context, Decision.CACHED, "cached answer")],
         }
-    passages = [Passage.model_validate(p) for p in state.get("passages") or []]
+    passages = state.get("passages") or []
     answer = state.get("answer") or ""
-    support = context.brain.check_support(answer, passages) if passages and answer else []
+    support = context.brain.verify(answer, passages) if passages and answer else []
     unsupported = [s for s in support if not s.supported]
     citations = state.get("citations") or []
-    update: dict[str, Any] = {"support": [s.model_dump() for s in support]}
-    decision = f"{len(support) - len(unsupported)}/{len(support)} sentences supported"
+    update: dict[str, Any] = {"support": support}
+    decision = Decision.VERIFIED
     if unsupported and context.settings.remove_unsupported and not state.get("insufficient"):
         answer = remove_unsupported(answer, support)
-        citations = [c.model_dump() for c in citations_for(answer, passages)]
+        citations = citations_for(answer, passages)
         update.update(answer=answer, citations=citations)
-        decision += f"; removed {len(unsupported)}"
+        decision = Decision.REMOVED_UNSUPPORTED
     update["messages"] = [final_message(answer, citations)]
-    update["trace"] = [event("verify", started, context, decision, unsupported=len(unsupported))]
+    supported = len(support) - len(unsupported)
+    update["trace"] = [
+        event(
+            "verify",
+            started,
+            context,
+            decision,
+            f"{supported}/{len(support)} supported",
+            sentences=len(support),
+            supported=supported,
+            unsupported=len(unsupported),
+        )
+    ]
     return update

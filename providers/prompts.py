@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from graph.schemas import Passage
+from core.schemas import Passage
 
 INSUFFICIENT_ZH = "根据现有资料无法确定"
 INSUFFICIENT_EN = "cannot be determined from the documents"

@@ -21,10 +21,10 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from core.chunks import Chunk, ScoredChunk
+from core.tokenize import identifiers_in, tokenize
 from providers.embedding_cache import CachedEmbedder, EmbeddingCache
 from providers.embeddings import E5SmallEmbedder, Embedder
-from retrievers.tokenize import identifiers_in, tokenize
-from retrievers.types import Chunk, ScoredChunk
 
 RERANKER_CHOICES = ("none", "lexical", "e5", "cross-encoder:<local model folder>")
 CACHE_FILE = "embedding_cache.sqlite"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from retrievers.types import Chunk, Filters, ScoredChunk
+from core.chunks import Chunk, Filters, ScoredChunk
 
 
 @runtime_checkable

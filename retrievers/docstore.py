@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from retrievers.types import Chunk, Filters
+from core.chunks import Chunk, Filters
 
 _SCHEMA = """
 CREATE TABLE chunks (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from retrievers.types import ScoredChunk
+from core.chunks import ScoredChunk
 
 
 def reciprocal_rank_fusion(

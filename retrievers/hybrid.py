@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from core.chunks import Filters, ScoredChunk
 from retrievers.base import Retriever
 from retrievers.fusion import reciprocal_rank_fusion
-from retrievers.types import Filters, ScoredChunk
 
 
 class HybridRetriever:

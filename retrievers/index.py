@@ -24,10 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
+from core.chunks import Chunk, Filters
+from core.tokenize import TOKENIZER_VERSION
 from retrievers.bm25 import BM25Index
 from retrievers.docstore import DocStore, FileRecord
-from retrievers.tokenize import TOKENIZER_VERSION
-from retrievers.types import Chunk, Filters
 from retrievers.vector_index import HnswParams, VectorIndex
 
 FORMAT_NAME = "agentic-rag-index"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from core.chunks import Filters, ScoredChunk
+from core.tokenize import tokenize
 from retrievers.base import ranked
 from retrievers.index import Index
-from retrievers.tokenize import tokenize
-from retrievers.types import Filters, ScoredChunk
 
 
 class KeywordRetriever:

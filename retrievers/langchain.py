@@ -9,8 +9,8 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
+from core.chunks import Filters, ScoredChunk
 from retrievers.base import Retriever
-from retrievers.types import Filters, ScoredChunk
 
 
 def to_document(hit: ScoredChunk) -> Document:

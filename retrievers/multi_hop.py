@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
+from core.chunks import Filters, ScoredChunk
 from retrievers.base import Retriever
 from retrievers.fusion import reciprocal_rank_fusion
-from retrievers.types import Filters, ScoredChunk
 
 _NAME_RE = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of|de|the|von|van|and)?\s*[A-Z][\w'’.-]*)*")
 _WORD_RE = re.compile(r"[\w'’.-]+")

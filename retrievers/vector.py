@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.chunks import Filters, ScoredChunk
 from providers.embeddings import Embedder
 from retrievers.base import ranked
 from retrievers.index import Index
-from retrievers.types import Filters, ScoredChunk
 
 
 class VectorRetriever:

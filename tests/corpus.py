@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from retrievers.types import Chunk
+from core.chunks import Chunk
 
 DOCS: list[tuple[str, str, str, str]] = [
     # (id, source, title, text)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from retrievers.types import Chunk
+import pytest
+
+from core.chunks import Chunk
+from nodes.context import AgentContext
 from tests.corpus import corpus_chunks
 
 # The answer ("Marta Kowalczyk") sits in a passage that shares no words with the question; it is
@@ -41,3 +44,30 @@ def graph_corpus() -> list[Chunk]:
         for cid, title, text in TWO_HOP
     ]
     return corpus_chunks() + extra
+
+
+@pytest.fixture
+def make_context(settings, embedder):
+    """Build an ``AgentContext`` over the graph corpus with a real index; overrides change settings."""
+    from ingestion.indexing import index_chunks
+    from providers.brain import offline_brain
+    from retrievers.factory import build_retrievers
+    from retrievers.index import open_index
+
+    index_chunks(graph_corpus(), settings, embedder, index_dir=settings.index_dir, progress=False)
+    opened = []
+
+    def build(brain=None, **overrides) -> AgentContext:
+        current = settings.model_copy(update=overrides)
+        index = open_index(current.index_dir)
+        opened.append(index)
+        return AgentContext(
+            settings=current,
+            retrievers=build_retrievers(index, current, embedder),
+            brain=brain or offline_brain(),
+            reranker=None,
+        )
+
+    yield build
+    for index in opened:
+        index.close()

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
+from core.schemas import Passage, SentenceSupport
+from core.trace import Decision, TraceEvent
 from evaluators.answer_cost import answer_cost, offline_hallucination, price, token_counts
 from evaluators.datasets import CorpusDoc, Dataset, EvalQuery
 from evaluators.harness import QueryResult, summarise
 from evaluators.report import format_value, markdown_table
-from graph.schemas import Passage
 from providers.tokens import count_tokens
 
 ZH = [
@@ -47,30 +46,32 @@ def test_no_claim_means_undefined() -> None:
 
 def test_tokens_offline_count_one_answer_call_and_recorded_calls_win() -> None:
     answer = "BM25 ranks documents by term frequency [1]."
-    tokens_in, tokens_out = token_counts(
-        "What is BM25?", EN, answer, [{"node": "generate", "model_calls": 0}]
-    )
+    offline_trace = [TraceEvent(node="generate", decision=Decision.ANSWERED)]
+    tokens_in, tokens_out = token_counts("What is BM25?", EN, answer, offline_trace)
     assert tokens_in == count_tokens("What is BM25?\n\n[1] " + EN[0].text)
     assert tokens_out == count_tokens(answer)
-    recorded = [{"node": "analyze_query", "model_calls": 1, "tokens_in": 120, "tokens_out": 30}]
+    recorded = [
+        TraceEvent(
+            node="analyze_query", decision=Decision.ROUTED, model_calls=1, tokens_in=120, tokens_out=30
+        )
+    ]
     assert token_counts("What is BM25?", EN, answer, recorded) == (120, 30)
     assert price(1_000_000, 500_000, in_per_million=0.15, out_per_million=0.6) == pytest.approx(0.45)
 
 
 def test_answer_cost_of_a_run_and_its_averages_in_the_report() -> None:
-    run = SimpleNamespace(
-        question="哈佛大学哪一年创建？",
-        standalone_question="",
-        answer="哈佛大学创建于1636年[1]。该校的校训是追求真理与自由[1]。",
-        insufficient=False,
-        passages=[p.model_dump() for p in ZH],
-        support=[{"sentence": "x", "cited": [1], "supported": True, "score": 1.0}],
-        trace=[],
-    )
-    offline = answer_cost(run, llm_judged=False)
+    run = {
+        "question": "哈佛大学哪一年创建？",
+        "answer": "哈佛大学创建于1636年[1]。该校的校训是追求真理与自由[1]。",
+        "insufficient": False,
+        "passages": ZH,
+        "trace": [],
+    }
+    offline = answer_cost(**run, support=None)
     assert offline.hallucination == pytest.approx(0.5) and offline.hallucination_llm is None
     assert offline.cost_usd == 0.0  # no prices set: free, as offline runs are
-    judged = answer_cost(run, llm_judged=True, in_per_million=1.0, out_per_million=2.0)
+    llm_verdicts = [SentenceSupport(sentence="x", cited=[1], supported=True, score=1.0)]
+    judged = answer_cost(**run, support=llm_verdicts, in_per_million=1.0, out_per_million=2.0)
     assert judged.hallucination_llm == 0.0  # the second judge saw one supported sentence
     assert judged.cost_usd == pytest.approx((judged.tokens_in + 2 * judged.tokens_out) / 1e6)
 
@@ -78,10 +79,10 @@ def test_answer_cost_of_a_run_and_its_averages_in_the_report() -> None:
         name="tiny",
         language="zh",
         corpus=[CorpusDoc(id="h#0", title="哈佛", text=ZH[0].text)],
-        queries=[EvalQuery(id="q1", question=run.question, gold_ids=["h#0"], answers=["1636年"])],
+        queries=[EvalQuery(id="q1", question=run["question"], gold_ids=["h#0"], answers=["1636年"])],
     )
     result = QueryResult(
-        query_id="q1", ranked_ids=["h#0"], answer=run.answer, latency_ms=1.0, **judged.model_dump()
+        query_id="q1", ranked_ids=["h#0"], answer=run["answer"], latency_ms=1.0, **judged.model_dump()
     )
     summary = summarise("agentic", dataset, [result], [5])
     metrics = summary.metrics

@@ -12,6 +12,7 @@ import pytest
 from matplotlib.image import imread
 from rank_bm25 import BM25Okapi
 
+from core.tokenize import tokenize
 from evaluators.datasets import CorpusDoc, Dataset, EvalQuery
 from evaluators.harness import (
     QueryResult,
@@ -28,7 +29,6 @@ from evaluators.report import (
     ordered_metrics,
     write_report,
 )
-from retrievers.tokenize import tokenize
 
 # --- report ------------------------------------------------------------------------------------------
 

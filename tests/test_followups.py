@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from providers.offline_brain import OfflineBrain
+from providers.brain import offline_brain
 
 
 @pytest.mark.parametrize(
@@ -23,7 +23,7 @@ from providers.offline_brain import OfflineBrain
 )
 def test_follow_ups_carry_the_previous_topic(previous, follow_up, must_contain):
     turns = [("user", previous), ("assistant", "An answer [1].")]
-    standalone = OfflineBrain().contextualize(follow_up, turns)
+    standalone = offline_brain().contextualise(follow_up, turns)
     for part in must_contain:
         assert part in standalone
 
@@ -31,4 +31,4 @@ def test_follow_ups_carry_the_previous_topic(previous, follow_up, must_contain):
 @pytest.mark.parametrize("question", ["What is reciprocal rank fusion?", "倒数排名融合是什么？"])
 def test_self_contained_questions_are_left_alone(question):
     turns = [("user", "How does BM25 work?"), ("assistant", "It ranks by term statistics [1].")]
-    assert OfflineBrain().contextualize(question, turns) == question
+    assert offline_brain().contextualise(question, turns) == question

@@ -2,42 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
+from core.schemas import ChunkJudgement, RetrievalEvaluation
+from core.trace import Decision, TraceEvent
 from graph.builder import build_graph
-from graph.context import AgentContext
 from graph.run import ask
-from graph.schemas import ChunkJudgement, RetrievalEvaluation
-from ingestion.indexing import index_chunks
-from providers.offline_brain import OfflineBrain
-from retrievers.factory import build_retrievers
-from retrievers.index import open_index
-from tests.graph_fixtures import TWO_HOP_QUESTION, graph_corpus
+from providers.brain import offline_brain
+from tests.graph_fixtures import TWO_HOP_QUESTION, make_context
 
-
-@pytest.fixture
-def make_context(settings, embedder):
-    index_chunks(graph_corpus(), settings, embedder, index_dir=settings.index_dir, progress=False)
-    opened = []
-
-    def build(brain=None, **overrides) -> AgentContext:
-        current = settings.model_copy(update=overrides)
-        index = open_index(current.index_dir)
-        opened.append(index)
-        return AgentContext(
-            settings=current,
-            retrievers=build_retrievers(index, current, embedder),
-            brain=brain or OfflineBrain(),
-            reranker=None,
-        )
-
-    yield build
-    for index in opened:
-        index.close()
+__all__ = ["make_context"]  # the fixture is used by name
 
 
 def nodes_of(result) -> list[str]:
-    return [entry["node"] for entry in result.trace]
+    return [event.node for event in result.trace]
 
 
 def run(context, question, **kwargs):
@@ -76,8 +56,8 @@ def test_every_route_is_reachable_in_agentic_mode(make_context):
 
 def test_too_few_keyword_hits_are_supplemented_by_vector_search(make_context):
     result = run(make_context(), "Is E-9999 about a feline?")
-    keyword = next(e for e in result.trace if e["node"] == "retrieve_keyword")
-    assert "added vector hits" in keyword["decision"]
+    keyword = next(e for e in result.trace if e.node == "retrieve_keyword")
+    assert keyword.decision is Decision.TOPPED_UP
 
 
 @pytest.mark.parametrize(
@@ -90,11 +70,11 @@ def test_too_few_keyword_hits_are_supplemented_by_vector_search(make_context):
 def test_answers_cite_the_chunks_they_come_from(make_context, question, expected_chunk):
     result = run(make_context(), question)
     assert not result.insufficient
-    cited = [c["chunk_id"] for c in result.citations]
+    cited = [c.chunk_id for c in result.citations]
     assert expected_chunk in cited
     for citation in result.citations:
-        assert f"[{citation['number']}]" in result.answer
-        assert citation["source"]
+        assert f"[{citation.number}]" in result.answer
+        assert citation.source
 
 
 @pytest.mark.parametrize(
@@ -113,22 +93,21 @@ def test_insufficient_evidence_is_said_plainly_and_the_loop_ends(make_context, q
 
 
 def test_retry_exit_max_retries(make_context):
-    class AlwaysHungry(OfflineBrain):
+    def judge(question, analysis, chunks, tried):
         """Finds every chunk relevant yet never enough: only the retry budget can stop it."""
+        return RetrievalEvaluation(
+            judgements=[ChunkJudgement(chunk_id=c.id, relevance=1.0) for c in chunks],
+            is_sufficient=False,
+            missing_info=[f"more about {question} #{len(tried)}"],
+            suggested_action="rewrite",
+        )
 
-        def judge(self, question, analysis, chunks, tried):
-            return RetrievalEvaluation(
-                judgements=[ChunkJudgement(chunk_id=c.id, relevance=1.0) for c in chunks],
-                is_sufficient=False,
-                missing_info=[f"more about {question} #{len(tried)}"],
-                suggested_action="rewrite",
-            )
+    def rewrite(question, evaluation, tried):
+        # Each retry asks about something new, so every retry makes progress.
+        return ["error code E-4711", "the cat on the mat", "安装 Python 版本"][len(tried) - 1]
 
-        def rewrite(self, question, evaluation, tried):
-            # Each retry asks about something new, so every retry makes progress.
-            return ["error code E-4711", "the cat on the mat", "安装 Python 版本"][len(tried) - 1]
-
-    result = run(make_context(AlwaysHungry(), max_retries=2, top_k=3, candidate_k=3), "HNSW 是什么？")
+    always_hungry = dataclasses.replace(offline_brain(), judge=judge, rewrite=rewrite)
+    result = run(make_context(always_hungry, max_retries=2, top_k=3, candidate_k=3), "HNSW 是什么？")
     assert result.stop_reason == "max_retries"
     assert nodes_of(result).count("rewrite_query") == 2
     assert nodes_of(result).count("evaluate") == 3
@@ -141,15 +120,20 @@ def test_retry_exit_no_progress(make_context):
 
 
 def test_retry_exit_recursion_limit_is_the_last_guard(make_context):
-    class NeverSatisfied(OfflineBrain):
-        def judge(self, question, analysis, chunks, tried):
-            return RetrievalEvaluation(
-                judgements=[ChunkJudgement(chunk_id=c.id, relevance=1.0) for c in chunks],
-                is_sufficient=False,
-                suggested_action="rewrite",
-            )
+    def judge(question, analysis, chunks, tried):
+        return RetrievalEvaluation(
+            judgements=[ChunkJudgement(chunk_id=c.id, relevance=1.0) for c in chunks],
+            is_sufficient=False,
+            suggested_action="rewrite",
+        )
 
-    context = make_context(NeverSatisfied(), max_retries=1000, recursion_limit=12, top_k=2, candidate_k=2)
+    context = make_context(
+        dataclasses.replace(offline_brain(), judge=judge),
+        max_retries=1000,
+        recursion_limit=12,
+        top_k=2,
+        candidate_k=2,
+    )
     result = run(context, "HNSW 是什么？")
     assert result.stop_reason == "recursion_limit"
     assert "AGENTIC_RAG_RECURSION_LIMIT" in result.error
@@ -162,7 +146,7 @@ def test_multi_hop_reaches_a_passage_only_linked_through_the_first(make_context)
     result = run(context, TWO_HOP_QUESTION, mode="agentic")
     found = context.retrievers.multi_hop.search(TWO_HOP_QUESTION, 5)
     assert "hop-2" in [h.id for h in found]
-    assert "hop-2" in result.ranked_ids[:5] or "hop-2" in [c["chunk_id"] for c in result.citations]
+    assert "hop-2" in result.ranked_ids[:5] or "hop-2" in [c.chunk_id for c in result.citations]
 
 
 @pytest.mark.parametrize("mode", ["naive", "keyword", "hybrid", "hybrid_rerank", "self_query", "agentic"])
@@ -191,8 +175,7 @@ def test_unknown_mode_is_a_clear_error(make_context):
 
 def test_trace_records_every_node_with_timing(make_context):
     result = run(make_context(), "混合检索是如何合并结果的？")
-    for entry in result.trace:
-        assert {"node", "decision", "counts", "ms", "model_calls"} <= set(entry)
+    assert all(isinstance(event, TraceEvent) and event.ms >= 0 for event in result.trace)
     assert result.model_calls == 0  # the offline brain makes no model calls
     assert "analyze_query" in result.trace_line()
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import pytest
 
+from core.chunks import Chunk
 from graph.builder import build_graph
-from graph.context import AgentContext, make_brain
 from graph.run import ask
 from ingestion.indexing import index_chunks
+from nodes.context import AgentContext
+from providers.brain import make_brain
 from retrievers.factory import build_retrievers
 from retrievers.index import open_index
-from retrievers.types import Chunk
 from tests.graph_fixtures import graph_corpus
 from tests.openai_server import (
     by_step,
@@ -58,14 +59,14 @@ def llm_context(settings, embedder, openai_server):
 
 
 def fallbacks(result) -> list[str]:
-    return [f for entry in result.trace for f in entry.get("fallbacks", [])]
+    return [event.fallback_reason for event in result.trace if event.fallback_reason]
 
 
 def test_llm_brain_answers_through_the_graph_with_model_calls_in_the_trace(llm_context, openai_server):
     openai_server.responder = plausible_reply
     result = ask(build_graph(), "When does the vector index switch to HNSW?", context=llm_context)
     assert result.answer and "[1]" in result.answer
-    assert result.citations and result.citations[0]["chunk_id"]
+    assert result.citations and result.citations[0].chunk_id
     assert result.model_calls >= 4
     assert not fallbacks(result)
     assert {"analyze", "judge", "answer"} <= set(openai_server.steps())
@@ -104,7 +105,7 @@ def test_malformed_json_429_500_and_a_hang_fall_back_and_the_graph_still_answers
     )
     result = ask(build_graph(), "What does error code E-4711 mean?", context=llm_context)
     assert result.answer
-    assert "err-4711" in [c["chunk_id"] for c in result.citations]
+    assert "err-4711" in [c.chunk_id for c in result.citations]
     recorded = " | ".join(fallbacks(result))
     assert "analyze" in recorded and "answer" in recorded
     judge_requests = [b for b in openai_server.requests if step_of(b) == "judge"]

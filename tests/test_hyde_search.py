@@ -8,10 +8,10 @@ import json
 import pytest
 
 from config import load_settings
+from core.chunks import Chunk, ScoredChunk
 from ingestion.indexing import index_chunks
 from main import main
-from providers.offline_brain.hyde import best_first_pass_sentence
-from retrievers.types import Chunk, ScoredChunk
+from providers.brain.hyde import best_first_pass_sentence
 from tests.graph_fixtures import graph_corpus
 
 

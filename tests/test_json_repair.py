@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graph.schemas import QueryAnalysis, RetrievalEvaluation
+from core.schemas import QueryAnalysis, RetrievalEvaluation
 from providers.json_repair import loads_tolerant, parse_model_json
 
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from core.schemas import fill_bridge, strip_bridge
 from providers.offline_brain.analysis import analyze_question, exact_terms, extract_entities
-from providers.offline_brain.decompose import decompose, fill_bridge, strip_bridge
+from providers.offline_brain.decompose import decompose
 
 LABELLED = Path(__file__).parent / "data" / "analyzer_questions.jsonl"
 # Floors for the labelled set (88 questions; the rules were written with the 66 "dev" ones in view).

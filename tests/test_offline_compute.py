@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from graph.schemas import Passage
+from core.schemas import Passage
 from providers.offline_brain.compute import computation_intent, computed_answer, plan_computation
 from providers.offline_brain.extractive import check_answer_support
 

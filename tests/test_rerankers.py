@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.chunks import Chunk, ScoredChunk
 from providers.embedding_cache import CachedEmbedder, EmbeddingCache, text_key
 from providers.embeddings import make_embedder
 from providers.rerankers import (
@@ -19,7 +20,6 @@ from providers.rerankers import (
     make_reranker,
     passage_text,
 )
-from retrievers.types import Chunk, ScoredChunk
 
 
 def candidates(texts: list[str], titles: list[str] | None = None) -> list[ScoredChunk]:

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
+from core.chunks import Chunk, Filters, ScoredChunk
+from core.tokenize import tokenize
 from ingestion.indexing import index_chunks
 from retrievers.bm25 import BM25Index
 from retrievers.factory import build_retrievers
 from retrievers.fusion import reciprocal_rank_fusion
 from retrievers.index import open_index
 from retrievers.langchain import LangChainRetriever
-from retrievers.tokenize import tokenize
-from retrievers.types import Chunk, Filters, ScoredChunk
 from tests.corpus import corpus_chunks
 
 

@@ -124,7 +124,7 @@ def test_a_conversation_at_the_terminal_resumes_after_a_restart(index_dir, tmp_p
     assert "60" in screen and re.search(r"\[1\] \S*hybrid_en\.md", screen)
 
     trace = first.type("/trace")
-    assert "rewritten follow-up" in trace
+    assert "follow_up" in trace
     for node in ("contextualize", "analyze_query", "retrieve_", "rerank", "evaluate", "generate"):
         assert node in trace
     assert "stop reason: sufficient" in trace

@@ -135,7 +135,7 @@ def test_a_served_run_answers_with_citations_analysis_and_evaluation(server_url)
     )
     values = client.threads.get_state(thread)["values"]
     assert len(values["messages"]) == 4
-    assert values["trace"][0]["decision"] == "rewritten follow-up"
+    assert values["trace"][0]["decision"] == "follow_up"
     assert values["citations"] and values["answer"]
 
 

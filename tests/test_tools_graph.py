@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
+from core.chunks import Chunk
 from graph.builder import build_graph
-from graph.context import AgentContext
 from graph.run import ask
 from ingestion.indexing import index_chunks
-from providers.offline_brain import OfflineBrain
+from nodes.context import AgentContext
+from providers.brain import offline_brain
 from retrievers.factory import build_retrievers
 from retrievers.index import open_index
-from retrievers.types import Chunk
 
 DOCS = [
     (
@@ -44,14 +44,14 @@ def context(settings, embedder):
     index_chunks(chunks, settings, embedder, index_dir=settings.index_dir, progress=False)
     index = open_index(settings.index_dir)
     yield AgentContext(
-        settings=settings, retrievers=build_retrievers(index, settings, embedder), brain=OfflineBrain()
+        settings=settings, retrievers=build_retrievers(index, settings, embedder), brain=offline_brain()
     )
     index.close()
 
 
 def generate_decision(result) -> str:
-    (entry,) = [e for e in result.trace if e["node"] == "generate"]
-    return entry["decision"]
+    (entry,) = [e for e in result.trace if e.node == "generate"]
+    return f"{entry.decision.value} {entry.detail}".strip()
 
 
 @pytest.mark.parametrize(
@@ -68,15 +68,15 @@ def generate_decision(result) -> str:
 def test_years_between_two_founding_dates(context, question, shown, cited):
     result = ask(build_graph(), question, context=context, mode="hybrid")
     assert shown in result.answer
-    assert {c["chunk_id"] for c in result.citations} == cited
+    assert {c.chunk_id for c in result.citations} == cited
     assert "date_diff: " in generate_decision(result)
-    assert all(s["supported"] for s in result.support)
+    assert all(s.supported for s in result.support)
 
 
 def test_unit_conversion_in_the_agentic_mode(context):
     result = ask(build_graph(), "尼罗河长多少英里？", context=context)
     assert "计算：6650 公里 = 4132.12 英里[1]" in result.answer
-    assert [c["chunk_id"] for c in result.citations] == ["nile-zh"]
+    assert [c.chunk_id for c in result.citations] == ["nile-zh"]
     assert "unit_convert" in generate_decision(result)
 
 

@@ -1,5 +1,2 @@
-"""Deterministic offline brain (zh/en rules, extractive answers): the embedded default and test workhorse."""
-
-from providers.offline_brain.brain import OfflineBrain
-
-__all__ = ["OfflineBrain"]
+"""Deterministic zh/en rules (analysis, judging, rewriting, follow-ups, extractive answers): the bodies
+of the offline roles in ``providers.brain``, the embedded default and the test workhorse."""

@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from graph.schemas import Complexity, QueryAnalysis, QueryType, StrategyName
+from core.schemas import Complexity, QueryAnalysis, QueryType, StrategyName
+from core.text import CJK_RE, contains_cjk, detect_language
+from core.tokenize import identifiers_in, tokenize
 from providers.offline_brain.decompose import (
     EN_COMPARE_RE,
     ZH_COMPARE_CUES,
@@ -19,7 +21,6 @@ from providers.offline_brain.decompose import (
     segment,
     zh_list,
 )
-from retrievers.tokenize import contains_cjk, detect_language, identifiers_in, tokenize
 
 _QUOTED = re.compile(
     r"\"([^\"]{2,80})\"|“([^”]{1,80})”|「([^」]{1,80})」|`([^`]{1,80})`|(?<!\w)'([^']{3,80})'(?!\w)"
@@ -383,7 +384,7 @@ _CLAUSE_MARKS = re.compile(
 def _length(question: str) -> int:
     """Words for Latin text, characters/2 for CJK (a Chinese word is about two characters)."""
     if contains_cjk(question):
-        cjk = len(re.findall(r"[\u4e00-\u9fff]", question))
+        cjk = len(CJK_RE.findall(question))
         latin = len(re.findall(r"[A-Za-z0-9]+", question))
         return cjk // 2 + latin
     return len(question.split())

@@ -14,10 +14,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from graph.schemas import DraftAnswer, Passage
+from core.schemas import DraftAnswer, Passage
+from core.text import detect_language, split_sentences
 from providers.offline_brain.analysis import key_terms
-from providers.offline_brain.extractive import split_sentences
-from retrievers.tokenize import detect_language
 from tools import ToolError, ToolResult, run_tool
 from tools.calculator import format_number
 from tools.dates import find_dates

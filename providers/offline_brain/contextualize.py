@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 
+from core.text import contains_cjk
 from providers.offline_brain.analysis import extract_entities
 from providers.offline_brain.decompose import segment, topic_of
-from retrievers.tokenize import contains_cjk
 
 _ZH_DEMONSTRATIVES = (
     "它们",

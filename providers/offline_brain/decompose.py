@@ -12,11 +12,10 @@ A simple question yields ``[]``.
 
 from __future__ import annotations
 
-import logging
 import re
 from functools import lru_cache
 
-from retrievers.tokenize import contains_cjk
+from core.text import CJK, contains_cjk, jieba
 
 # ---- cue lexicon shared with the analyser ---------------------------------------------------------
 
@@ -50,36 +49,13 @@ def is_comparative(question: str) -> bool:
     return bool(EN_COMPARE_RE.search(question))
 
 
-# ---- bridge templates -----------------------------------------------------------------------------
-
-BRIDGE_RE = re.compile(r"<([^<>]+)>")
-
-
-def fill_bridge(template: str, entity: str) -> str:
-    """Put the entity found by the first hop into a second-hop template."""
-    return BRIDGE_RE.sub(entity, template, count=1)
-
-
-def strip_bridge(template: str) -> str:
-    """A searchable query from a template when no bridge entity is known (drop the brackets)."""
-    return BRIDGE_RE.sub(lambda m: m.group(1), template)
-
-
 # ---- helpers --------------------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=1)
-def _jieba():
-    import jieba
-
-    jieba.setLogLevel(logging.WARNING)
-    return jieba
 
 
 @lru_cache(maxsize=4096)
 def segment(text: str) -> tuple[str, ...]:
     """Jieba word segmentation (precise mode), cached: connectors like 和 must be words, not characters."""
-    return tuple(_jieba().lcut(text))
+    return tuple(jieba().lcut(text))
 
 
 def _clean(text: str) -> str:
@@ -459,7 +435,7 @@ _EN_CLAUSE_SPLIT = re.compile(
 _ZH_CLAUSE_SPLIT = re.compile(r"[？?；;]|，?以及|，?并且|，?而且|，\s*还有|，\s*同时|，\s*另外")
 _ZH_QUESTION_CUE = re.compile(r"如何|怎么|怎样|什么|为什么|为何|哪|吗|多少|几|是否|有没有|能否|可否")
 _EN_PRONOUN = re.compile(r"\b(it|its|they|them|their)\b", re.IGNORECASE)
-_ZH_PRONOUN = re.compile(r"它们|它|(?<![尤极])其(?![他中次实余])|(?<!应)该(?=[\u4e00-\u9fff])")
+_ZH_PRONOUN = re.compile(r"它们|它|(?<![尤极])其(?![他中次实余])|(?<!应)该(?=[" + CJK + "])")
 
 _EN_LEAD = re.compile(
     r"^(?:(?:what|which|who|how(?:\s+(?:long|many|much|often|far|old|big))?|why|when|where)\s+"

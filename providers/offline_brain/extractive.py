@@ -11,34 +11,19 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from graph.schemas import DraftAnswer, Passage, SentenceSupport
+from core.schemas import DraftAnswer, Passage, SentenceSupport, strip_bridge
+from core.text import CITATION_RE, CJK_RE, detect_language, parse_citations, split_sentences
 from providers.offline_brain.analysis import key_terms, surface_terms
-from providers.offline_brain.decompose import decompose, strip_bridge
+from providers.offline_brain.decompose import decompose
 from providers.tokens import count_tokens, truncate_to_tokens
-from retrievers.tokenize import detect_language
 from tools.shown import operands, recomputes, strip_lead
 
-_SENTENCE_END = re.compile(r"(?<=[。！？；!?;])\s*|(?<=[.])\s+(?=[A-Z0-9\u4e00-\u9fff\"“(\[])|\n+")
-_CITATION = re.compile(r"\[(\d+(?:\s*[,，]\s*\d+)*)\]")
-_ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|vs|Dr|Mr|Mrs|Ms|Fig|No|cf|approx)\.$", re.IGNORECASE)
 _LEAD_ZH = "根据资料："
 _LEAD_EN = "According to the documents:"
 _LEAD_PREFIX = re.compile(
     r"^(?:根据资料：|现有资料提到：|According to the documents:\s*|What they do say:\s*)"
 )
 _DISCLAIMER = re.compile(r"^(?:根据现有资料无法确定|This cannot be determined from the documents)")
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of mixed zh/en text: split after 。！？；!? and after '.' before a capital, digit or CJK."""
-    pieces = [p.strip() for p in _SENTENCE_END.split(text) if p and p.strip()]
-    merged: list[str] = []
-    for piece in pieces:
-        if merged and _ABBREVIATIONS.search(merged[-1]):
-            merged[-1] = f"{merged[-1]} {piece}"
-        else:
-            merged.append(piece)
-    return merged
 
 
 def coverage(terms: list[str], text: str) -> float:
@@ -220,14 +205,7 @@ def _cite(items: list[_Scored], passages: list[Passage], zh: bool) -> str:
 
 def _ends_cjk(text: str) -> bool:
     bare = re.sub(r"[\s\[\]\d。！？；.!?;,，]+$", "", text)
-    return bool(bare) and "\u3400" <= bare[-1] <= "\u9fff"
-
-
-def parse_citations(sentence: str) -> list[int]:
-    numbers: list[int] = []
-    for match in _CITATION.finditer(sentence):
-        numbers += [int(n) for n in re.split(r"\s*[,，]\s*", match.group(1))]
-    return list(dict.fromkeys(numbers))
+    return bool(bare) and bool(CJK_RE.match(bare[-1]))
 
 
 def _split_answer(answer: str) -> list[str]:
@@ -238,7 +216,7 @@ def _split_answer(answer: str) -> list[str]:
 
 def _is_connective(sentence: str) -> bool:
     """Leads, disclaimers and short connectives carry no claim to support."""
-    bare = _CITATION.sub("", sentence).strip()
+    bare = CITATION_RE.sub("", sentence).strip()
     return (
         bare in (_LEAD_ZH, _LEAD_EN)
         or bare.endswith((":", "："))
@@ -255,7 +233,7 @@ def check_answer_support(
     results: list[SentenceSupport] = []
     for sentence in _split_answer(answer):
         cited = parse_citations(sentence)
-        bare = _LEAD_PREFIX.sub("", _CITATION.sub("", sentence).strip())
+        bare = _LEAD_PREFIX.sub("", CITATION_RE.sub("", sentence).strip())
         computation = strip_lead(bare)
         if computation is not None:  # a shown tool computation: recompute it, find its operands
             evidence = " ".join(by_number[n].text for n in cited if n in by_number).replace(",", "")

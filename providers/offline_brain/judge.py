@@ -8,10 +8,9 @@ and their ratio to the best score are used.
 
 from __future__ import annotations
 
-from graph.schemas import ChunkJudgement, QueryAnalysis, RetrievalEvaluation, SuggestedAction
+from core.chunks import ScoredChunk
+from core.schemas import ChunkJudgement, QueryAnalysis, RetrievalEvaluation, SuggestedAction, strip_bridge
 from providers.offline_brain.analysis import drop_identifier_parts, key_terms, surface_terms
-from providers.offline_brain.decompose import strip_bridge
-from retrievers.types import ScoredChunk
 
 RELEVANT = 0.35  # relevance at or above this counts as a relevant chunk
 TOP_K = 5  # how many of the best chunks must jointly cover the question

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 
-from graph.schemas import RetrievalEvaluation
+from core.schemas import RetrievalEvaluation, strip_bridge
+from core.text import contains_cjk
+from core.tokenize import tokenize
 from providers.offline_brain.analysis import drop_identifier_parts, extract_entities, key_terms, surface_terms
-from providers.offline_brain.decompose import decompose, strip_bridge, topic_of
-from retrievers.tokenize import contains_cjk, tokenize
+from providers.offline_brain.decompose import decompose, topic_of
 
 
 def normalise_query(query: str) -> str:

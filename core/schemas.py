@@ -1,10 +1,11 @@
 """Structured outputs exchanged between nodes and brains (pydantic at the boundary).
 
-The graph state stores ``model_dump()`` of these, so they must stay plain data.
+The graph state and its checkpoints hold these models, so they must stay plain data.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -13,6 +14,21 @@ QueryType = Literal["factual", "analytical", "comparative", "procedural"]
 Complexity = Literal["simple", "moderate", "complex"]
 StrategyName = Literal["vector", "keyword", "hybrid", "multi_hop"]
 SuggestedAction = Literal["answer", "retry_vector", "retry_keyword", "multi_hop", "rewrite"]
+
+
+# A second-hop sub-query is a template naming the first hop's phrase in angle brackets:
+# "spouse of <director of Inception>".
+BRIDGE_RE = re.compile(r"<([^<>]+)>")
+
+
+def fill_bridge(template: str, entity: str) -> str:
+    """Put the entity found by the first hop into a second-hop template."""
+    return BRIDGE_RE.sub(entity, template, count=1)
+
+
+def strip_bridge(template: str) -> str:
+    """A searchable query from a template when no bridge entity is known (drop the brackets)."""
+    return BRIDGE_RE.sub(lambda m: m.group(1), template)
 
 
 class QueryAnalysis(BaseModel):

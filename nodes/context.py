@@ -14,7 +14,7 @@ from typing import Any
 
 from config import Settings, load_settings
 from memory.answer_cache import AnswerCache
-from providers.brain import Brain
+from providers.brain import Brain, make_brain
 from providers.rerankers import Reranker
 from retrievers.factory import RetrieverSet
 
@@ -26,23 +26,6 @@ class AgentContext:
     brain: Brain
     reranker: Reranker | None = None
     cache: AnswerCache | None = None
-
-
-def make_brain(settings: Settings) -> Brain:
-    """The LLM brain when an OpenAI-compatible endpoint is configured, else the offline brain."""
-    from providers.offline_brain import OfflineBrain
-
-    offline = OfflineBrain(sufficiency_threshold=settings.sufficiency_threshold)
-    if not settings.llm_configured:
-        return offline
-    from providers.llm_brain import LLMBrain
-
-    return LLMBrain.from_settings(
-        settings,
-        offline,
-        structured_method=settings.llm_structured_method,
-        parse_attempts=settings.llm_parse_attempts,
-    )
 
 
 def build_context(settings: Settings | None = None, *, index_dir: Path | None = None) -> AgentContext:

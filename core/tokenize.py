@@ -7,22 +7,21 @@ lower-cased and stemmed; identifiers such as ``gpt-4o``, ``BM25``, ``v2.3`` and 
 
 from __future__ import annotations
 
-import logging
 import re
-import threading
 from functools import lru_cache
 
 import snowballstemmer
 import zhconv
 
-_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+from core.text import CJK as _CJK
+from core.text import jieba as _jieba
+
 # An identifier: alphanumerics joined by - . _ / + (at least one digit or an inner separator), or a word.
 _TOKEN_RE = re.compile(
     rf"(?P<cjk>[{_CJK}]+)"
     r"|(?P<ident>[A-Za-z0-9]+(?:[-_.+/][A-Za-z0-9]+)+\+*|[A-Za-z]*\d[A-Za-z0-9]*\+*)"
     r"|(?P<word>[A-Za-z][A-Za-z']*\+*)"
 )
-_CJK_RE = re.compile(rf"[{_CJK}]")
 
 EN_STOPWORDS = frozenset(
     [
@@ -215,19 +214,6 @@ ZH_STOPWORDS = frozenset(
 # Bump when tokens change; an index built with other tokens must be rebuilt (checked on open).
 TOKENIZER_VERSION = 2
 
-_lock = threading.Lock()
-
-
-@lru_cache(maxsize=1)
-def _jieba():
-    """Load jieba once per process (its dictionary takes ~1.5 s to initialise)."""
-    import jieba
-
-    with _lock:
-        jieba.setLogLevel(logging.WARNING)
-        jieba.initialize()
-    return jieba
-
 
 @lru_cache(maxsize=1)
 def _stemmer():
@@ -237,19 +223,6 @@ def _stemmer():
 @lru_cache(maxsize=200_000)
 def _stem(word: str) -> str:
     return _stemmer().stemWord(word)
-
-
-def contains_cjk(text: str) -> bool:
-    return bool(_CJK_RE.search(text))
-
-
-def detect_language(text: str) -> str:
-    """'zh' when CJK characters make up a fair share of the letters, else 'en'."""
-    cjk = len(_CJK_RE.findall(text))
-    latin = len(re.findall(r"[A-Za-z]", text))
-    if cjk == 0:
-        return "en"
-    return "zh" if cjk * 3 >= latin * 0.5 or cjk >= 20 else "en"
 
 
 def tokenize(text: str, *, stem: bool = True, keep_stopwords: bool = False) -> list[str]:

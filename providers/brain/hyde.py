@@ -4,9 +4,10 @@ the closest thing to one, and it is real text in the corpus's own wording."""
 
 from __future__ import annotations
 
+from core.chunks import ScoredChunk
+from core.text import split_sentences
 from providers.offline_brain.analysis import key_terms
-from providers.offline_brain.extractive import coverage, split_sentences
-from retrievers.types import ScoredChunk
+from providers.offline_brain.extractive import coverage
 
 
 def best_first_pass_sentence(question: str, hits: list[ScoredChunk], passages: int = 3) -> str:

@@ -1,0 +1,92 @@
+"""Text utilities every layer shares: the CJK character range, language detection, the jieba loader,
+the sentence splitter and the citation-marker parser. One definition of each, so the tokenizer, the
+brains and the nodes agree on what a Chinese character, a sentence and a ``[n]`` marker are.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Callable
+from functools import lru_cache
+from types import ModuleType
+
+# CJK ideographs (with extension A and compatibility forms), kana and hangul.
+CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+CJK_RE = re.compile(rf"[{CJK}]")
+
+# ``[3]`` or ``[1, 2]`` / ``[1，2]``: the citation markers answers carry.
+CITATION_RE = re.compile(r"\[(\d{1,3}(?:\s*[,，]\s*\d{1,3})*)\]")
+_LEADING_CITATIONS_RE = re.compile(r"^(?:\s*\[\d{1,3}(?:\s*[,，]\s*\d{1,3})*\])+")
+_SENTENCE_END_RE = re.compile(r"(?<=[。！？；!?;])\s*|(?<=[.])\s+(?=[A-Z0-9\u4e00-\u9fff\"“(\[])|\n+")
+_ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|vs|Dr|Mr|Mrs|Ms|Fig|No|cf|approx)\.$", re.IGNORECASE)
+
+_jieba_lock = threading.Lock()
+
+
+def contains_cjk(text: str) -> bool:
+    return bool(CJK_RE.search(text))
+
+
+def detect_language(text: str) -> str:
+    """'zh' when CJK characters make up a fair share of the letters, else 'en'."""
+    cjk = len(CJK_RE.findall(text))
+    latin = len(re.findall(r"[A-Za-z]", text))
+    if cjk == 0:
+        return "en"
+    return "zh" if cjk * 3 >= latin * 0.5 or cjk >= 20 else "en"
+
+
+@lru_cache(maxsize=1)
+def jieba() -> ModuleType:
+    """jieba, loaded and initialised once per process (its dictionary takes ~1.5 s to load)."""
+    import jieba as module
+
+    with _jieba_lock:
+        module.setLogLevel(logging.WARNING)
+        module.initialize()
+    return module
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of mixed zh/en text.
+
+    Splits after 。！？；!?; and after '.' before a capital, digit, CJK character, quote or bracket;
+    a known abbreviation ("e.g.") does not end a sentence; citation markers that follow a sentence end
+    stay with the sentence they close; a stray closing quote or bracket joins the sentence before it.
+    """
+    sentences: list[str] = []
+    for raw in _SENTENCE_END_RE.split(text):
+        piece = raw.strip() if raw else ""
+        lead = _LEADING_CITATIONS_RE.match(piece)
+        if lead and sentences:
+            sentences[-1] = f"{sentences[-1]} {lead.group(0).strip()}"
+            piece = piece[lead.end() :].strip()
+        if not piece:
+            continue
+        if sentences and (len(piece) <= 2 or _ABBREVIATIONS.search(sentences[-1])):
+            joiner = "" if len(piece) <= 2 else " "
+            sentences[-1] = f"{sentences[-1]}{joiner}{piece}"
+        else:
+            sentences.append(piece)
+    return sentences
+
+
+def parse_citations(text: str) -> list[int]:
+    """Citation numbers in order of first use: ``"A [2]. B [1, 2]."`` -> ``[2, 1]``."""
+    numbers: list[int] = []
+    for match in CITATION_RE.finditer(text):
+        numbers += [int(n) for n in re.split(r"\s*[,，]\s*", match.group(1))]
+    return list(dict.fromkeys(numbers))
+
+
+def replace_citations(text: str, keep: Callable[[int], bool]) -> str:
+    """The text with each marker reduced to the numbers ``keep`` accepts (a marker left empty goes)."""
+
+    def rewrite(match: re.Match[str]) -> str:
+        numbers = parse_citations(match.group(0))
+        kept = [n for n in numbers if keep(n)]
+        return match.group(0) if kept == numbers else "".join(f"[{n}]" for n in kept)
+
+    return CITATION_RE.sub(rewrite, text)

@@ -1,0 +1,106 @@
+"""The agent's typed state. Only serialisable data: it is checkpointed per conversation thread.
+
+Fields hold the pydantic models of ``core`` (LangGraph's serialiser stores and restores them, and
+allows exactly the types named here when it reads a checkpoint back).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypeVar
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
+
+from core.chunks import Filters, ScoredChunk
+from core.schemas import Citation, Passage, QueryAnalysis, RetrievalEvaluation, SentenceSupport
+from core.trace import TraceEvent
+
+T = TypeVar("T")
+RESET: Literal["__reset__"] = "__reset__"
+
+
+def append_or_reset(old: list[T] | None, new: list[T | Literal["__reset__"]] | None) -> list[T]:
+    """Append per-turn items; an update starting with ``RESET`` starts a fresh list (new turn)."""
+    old = old or []
+    new = new or []
+    if new and new[0] == RESET:
+        return [item for item in new[1:] if item != RESET]  # type: ignore[misc]
+    return old + new  # type: ignore[operator]
+
+
+class HopHits(BaseModel):
+    """What one sub-query of a multi-hop search found."""
+
+    query: str
+    hits: list[ScoredChunk] = Field(default_factory=list)
+
+
+class SubQuery(BaseModel):
+    """The ``Send`` payload of one multi-hop sub-query search: only what that search needs."""
+
+    sub_query: str
+    filters: Filters | None = None
+
+
+class AgentState(TypedDict, total=False):
+    # conversation
+    messages: Annotated[list[AnyMessage], add_messages]
+    question: str
+    standalone_question: str
+    # per-call options (set in the input; kept for the turn)
+    mode: str
+    filters: Filters | None
+    # analysis and search
+    analysis: QueryAnalysis | None
+    strategy: str
+    query: str
+    queries_tried: list[str]
+    attempt: int
+    hop_hits: Annotated[list[HopHits], append_or_reset]
+    retrieved: list[ScoredChunk]
+    reranked: list[ScoredChunk]
+    evaluation: RetrievalEvaluation | None
+    relevant_ids: list[str]
+    new_relevant: int
+    stop_reason: str
+    # answer
+    passages: list[Passage]
+    answer: str
+    citations: list[Citation]
+    support: list[SentenceSupport]
+    insufficient: bool
+    error: str
+    trace: Annotated[list[TraceEvent], append_or_reset]
+
+
+class InputState(TypedDict, total=False):
+    """What a caller sends: a message (or question) plus optional per-call options."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    question: str
+    mode: str
+    filters: Filters | None
+
+
+TURN_RESET: dict[str, Any] = {
+    "analysis": None,
+    "strategy": "",
+    "query": "",
+    "queries_tried": [],
+    "attempt": 0,
+    "hop_hits": [RESET],
+    "retrieved": [],
+    "reranked": [],
+    "evaluation": None,
+    "relevant_ids": [],
+    "new_relevant": 0,
+    "stop_reason": "",
+    "passages": [],
+    "answer": "",
+    "citations": [],
+    "support": [],
+    "insufficient": False,
+    "error": "",
+}

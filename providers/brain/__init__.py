@@ -1,0 +1,95 @@
+"""Brains: the offline rules, or a chat model with the offline rules behind every role.
+
+brain = offline_brain()                       # deterministic, no network
+brain = llm_brain(chat_model, offline_brain())  # each role asks the model, falls back per step
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from providers.brain.analyse import LLMAnalyser, OfflineAnalyser
+from providers.brain.calls import CallLog, ModelCall
+from providers.brain.chat import Chat, StructuredMethod, model_name
+from providers.brain.compress import LLMCompressor, OfflineCompressor
+from providers.brain.contextualise import LLMContextualiser, OfflineContextualiser
+from providers.brain.fallback import WithFallback
+from providers.brain.judge import LLMJudge, OfflineJudge
+from providers.brain.rewrite import LLMRewriter, OfflineRewriter
+from providers.brain.roles import Brain
+from providers.brain.verify import LLMVerifier, OfflineVerifier
+from providers.brain.write import LLMWriter, OfflineWriter
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from config import Settings
+
+__all__ = ["Brain", "CallLog", "ModelCall", "llm_brain", "make_brain", "offline_brain"]
+
+
+def _ratio(name: str, value: float) -> float:
+    if not isinstance(value, int | float) or not 0.0 <= float(value) <= 1.0:
+        raise ValueError(f"{name} must be a number between 0 and 1, got {value!r}")
+    return float(value)
+
+
+def offline_brain(sufficiency_threshold: float = 0.5, support_threshold: float = 0.6) -> Brain:
+    """The rule-based brain; ``sufficiency_threshold`` is the key-term coverage the evidence needs."""
+    sufficiency = _ratio("sufficiency_threshold", sufficiency_threshold)
+    return Brain(
+        name="offline",
+        analyse=OfflineAnalyser(),
+        judge=OfflineJudge(sufficiency),
+        rewrite=OfflineRewriter(),
+        contextualise=OfflineContextualiser(),
+        compress=OfflineCompressor(),
+        write=OfflineWriter(sufficiency),
+        verify=OfflineVerifier(_ratio("support_threshold", support_threshold)),
+    )
+
+
+def llm_brain(
+    model: BaseChatModel,
+    fallback: Brain,
+    *,
+    structured_method: StructuredMethod = "json_schema",
+    parse_attempts: int = 2,
+    judge_tokens_per_chunk: int = 300,
+    name: str | None = None,
+) -> Brain:
+    """Every role asks ``model`` first and is answered by ``fallback``'s role when the model fails."""
+    log = CallLog()
+    chat = Chat(model, log, structured_method=structured_method, parse_attempts=parse_attempts)
+    return Brain(
+        name=f"llm:{name or model_name(model)}",
+        analyse=WithFallback("analyze", LLMAnalyser(chat), fallback.analyse, log),
+        judge=WithFallback(
+            "judge",
+            LLMJudge(chat, fallback.judge, tokens_per_chunk=judge_tokens_per_chunk),
+            fallback.judge,
+            log,
+        ),
+        rewrite=WithFallback("rewrite", LLMRewriter(chat), fallback.rewrite, log),
+        contextualise=WithFallback("contextualize", LLMContextualiser(chat), fallback.contextualise, log),
+        compress=WithFallback("compress", LLMCompressor(chat), fallback.compress, log),
+        write=WithFallback("answer", LLMWriter(chat), fallback.write, log),
+        verify=WithFallback("check_support", LLMVerifier(chat), fallback.verify, log),
+        calls=log,
+    )
+
+
+def make_brain(settings: Settings, **options: Any) -> Brain:
+    """The LLM brain when an OpenAI-compatible endpoint is configured, else the offline brain."""
+    offline = offline_brain(sufficiency_threshold=settings.sufficiency_threshold)
+    if not settings.llm_configured:
+        return offline
+    from providers.llm import chat_model_from_settings
+
+    return llm_brain(
+        chat_model_from_settings(settings),
+        offline,
+        structured_method=settings.llm_structured_method,
+        parse_attempts=settings.llm_parse_attempts,
+        **options,
+    )

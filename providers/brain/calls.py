@@ -1,0 +1,60 @@
+"""What the model did during each brain step: calls made, whether the offline answerer took over, why.
+
+Records are kept per thread (a graph node runs its brain steps on one thread) and drained by the node
+into its trace event.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ModelCall:
+    """One brain step as run: how many requests it sent and whether the fallback answered."""
+
+    step: str
+    model_calls: int = 0
+    fallback: bool = False
+    error: str | None = None
+    started: float = field(default_factory=time.perf_counter)
+    seconds: float = 0.0
+
+
+class CallLog:
+    """Per-thread records of brain steps; the step running now is ``current()``."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def _records(self) -> list[ModelCall]:
+        if not hasattr(self._local, "records"):
+            self._local.records = []
+        return self._local.records
+
+    def start(self, step: str) -> ModelCall:
+        record = ModelCall(step)
+        self._records().append(record)
+        self._local.current = record
+        return record
+
+    def finish(self, record: ModelCall) -> None:
+        record.seconds = round(time.perf_counter() - record.started, 3)
+        self._local.current = None
+
+    def current(self) -> ModelCall | None:
+        return getattr(self._local, "current", None)
+
+    def count_call(self) -> None:
+        """One request sent to the model by the step running on this thread."""
+        record = self.current()
+        if record is not None:
+            record.model_calls += 1
+
+    def drain(self) -> list[ModelCall]:
+        """Return and clear this thread's records."""
+        records = self._records()
+        self._local.records = []
+        return records

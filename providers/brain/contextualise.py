@@ -1,0 +1,29 @@
+"""Contextualise: a follow-up question rewritten to stand alone, using the conversation so far."""
+
+from __future__ import annotations
+
+from providers import prompts
+from providers.brain.chat import Chat, messages, one_line
+from providers.brain.errors import ModelGaveUp
+from providers.offline_brain.contextualize import contextualize_question
+
+
+class OfflineContextualiser:
+    """Pronoun and topic rules (providers/offline_brain/contextualize.py)."""
+
+    def __call__(self, question: str, history: list[tuple[str, str]]) -> str:
+        return contextualize_question(question, history)
+
+
+class LLMContextualiser:
+    def __init__(self, chat: Chat) -> None:
+        self.chat = chat
+
+    def __call__(self, question: str, history: list[tuple[str, str]]) -> str:
+        if not history:
+            return question
+        asked = messages(prompts.CONTEXTUALIZE_SYSTEM, prompts.contextualize_user(question, history))
+        standalone = one_line(self.chat.text("contextualize", asked))
+        if not standalone:
+            raise ModelGaveUp("empty standalone question")
+        return standalone

@@ -1,0 +1,106 @@
+"""Judge: relevance of each retrieved chunk and whether together they answer the question."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field, field_validator
+
+from core.chunks import ScoredChunk
+from core.schemas import ChunkJudgement, QueryAnalysis, RetrievalEvaluation, SuggestedAction
+from providers import prompts
+from providers.brain.chat import Chat, messages
+from providers.brain.errors import ModelGaveUp
+from providers.brain.roles import Judge
+from providers.offline_brain.judge import evaluate
+from providers.tokens import truncate_to_tokens
+
+
+class OfflineJudge:
+    """Key-term coverage rules (providers/offline_brain/judge.py); ``threshold`` is the coverage needed."""
+
+    def __init__(self, threshold: float = 0.5) -> None:
+        self.threshold = threshold
+
+    def __call__(
+        self, question: str, analysis: QueryAnalysis, chunks: list[ScoredChunk], tried: list[str]
+    ) -> RetrievalEvaluation:
+        return evaluate(question, analysis, chunks, tried, threshold=self.threshold)
+
+
+class _Judgement(BaseModel):
+    n: int
+    relevance: float = 0.0
+    reason: str = ""
+
+    @field_validator("relevance", mode="before")
+    @classmethod
+    def _scale(cls, value: Any) -> float:
+        """Models sometimes score 0-10 or 0-100; bring it back to [0, 1]."""
+        score = float(value)
+        for scale in (10.0, 100.0):
+            if 1.0 < score <= scale:
+                return score / scale
+        return min(max(score, 0.0), 1.0)
+
+
+class _JudgeReply(BaseModel):
+    """Relevance of each numbered passage and whether together they answer the question."""
+
+    judgements: list[_Judgement] = Field(default_factory=list)
+    is_sufficient: bool = False
+    missing_info: list[str] = Field(default_factory=list)
+    suggested_action: SuggestedAction = "answer"
+    reasoning: str = ""
+
+
+class LLMJudge:
+    """The model judges numbered passages; passages it skips take ``offline``'s view."""
+
+    def __init__(self, chat: Chat, offline: Judge, *, tokens_per_chunk: int = 300) -> None:
+        self.chat = chat
+        self.offline = offline
+        self.tokens_per_chunk = tokens_per_chunk
+
+    def __call__(
+        self, question: str, analysis: QueryAnalysis, chunks: list[ScoredChunk], tried: list[str]
+    ) -> RetrievalEvaluation:
+        if not chunks:
+            raise ModelGaveUp("no chunks to judge")
+        context = prompts.context_block(
+            [
+                (str(i), chunk_label(sc), truncate_to_tokens(sc.chunk.text, self.tokens_per_chunk))
+                for i, sc in enumerate(chunks, 1)
+            ]
+        )
+        asked = messages(
+            prompts.JUDGE_SYSTEM, prompts.judge_user(question, analysis.sub_queries, tried, context)
+        )
+        reply = self.chat.structured("judge", _JudgeReply, asked)
+        by_number = {j.n: j for j in reply.judgements if 1 <= j.n <= len(chunks)}
+        if not by_number:
+            raise ModelGaveUp("judge returned no judgement for any passage")
+        offline: dict[str, ChunkJudgement] = {}
+        if len(by_number) < len(chunks):
+            offline = {j.chunk_id: j for j in self.offline(question, analysis, chunks, tried).judgements}
+        judgements = []
+        for i, sc in enumerate(chunks, 1):
+            if i in by_number:
+                j = by_number[i]
+                judgements.append(ChunkJudgement(chunk_id=sc.id, relevance=j.relevance, reason=j.reason))
+            else:
+                judgements.append(
+                    offline.get(sc.id) or ChunkJudgement(chunk_id=sc.id, relevance=0.0, reason="not judged")
+                )
+        return RetrievalEvaluation(
+            judgements=judgements,
+            is_sufficient=reply.is_sufficient,
+            missing_info=[m for m in reply.missing_info if m.strip()],
+            suggested_action=reply.suggested_action,
+            reasoning=reply.reasoning,
+        )
+
+
+def chunk_label(sc: ScoredChunk) -> str:
+    heading = " › ".join(sc.chunk.heading_path)
+    return f"{sc.chunk.source} › {heading}" if heading else sc.chunk.source

@@ -1,0 +1,74 @@
+"""The seven narrow questions the graph's nodes ask, and ``Brain``: one answerer for each.
+
+Each role is a callable with one job, so an LLM implementation and an offline one of the same role
+are interchangeable, and a brain can mix them (an LLM writer with an offline verifier, a test's own
+judge). Every role receives plain data and returns ``core.schemas`` models.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from core.chunks import ScoredChunk
+from core.schemas import DraftAnswer, Passage, QueryAnalysis, RetrievalEvaluation, SentenceSupport
+from providers.brain.calls import CallLog
+
+
+class Analyse(Protocol):
+    def __call__(self, question: str) -> QueryAnalysis:
+        """Classify the question, decompose it and recommend a retrieval strategy."""
+        ...
+
+
+class Judge(Protocol):
+    def __call__(
+        self, question: str, analysis: QueryAnalysis, chunks: list[ScoredChunk], tried: list[str]
+    ) -> RetrievalEvaluation:
+        """Judge relevance per chunk and whether the evidence is enough to answer."""
+        ...
+
+
+class Rewrite(Protocol):
+    def __call__(self, question: str, evaluation: RetrievalEvaluation, tried: list[str]) -> str:
+        """A new search query that targets what is missing and differs from those tried."""
+        ...
+
+
+class Contextualise(Protocol):
+    def __call__(self, question: str, history: list[tuple[str, str]]) -> str:
+        """A follow-up turned into a standalone question, using (role, text) turns, oldest first."""
+        ...
+
+
+class Compress(Protocol):
+    def __call__(self, question: str, passages: list[Passage], token_budget: int) -> list[Passage]:
+        """The most relevant sentences of each passage within the token budget."""
+        ...
+
+
+class Write(Protocol):
+    def __call__(self, question: str, passages: list[Passage]) -> DraftAnswer:
+        """The answer with [n] citations that refer to passage numbers."""
+        ...
+
+
+class Verify(Protocol):
+    def __call__(self, answer: str, passages: list[Passage]) -> list[SentenceSupport]:
+        """Each answer sentence checked against the passages it cites."""
+        ...
+
+
+@dataclass(frozen=True)
+class Brain:
+    """One answerer per role plus the log of model calls they made (read by the trace)."""
+
+    name: str
+    analyse: Analyse
+    judge: Judge
+    rewrite: Rewrite
+    contextualise: Contextualise
+    compress: Compress
+    write: Write
+    verify: Verify
+    calls: CallLog = field(default_factory=CallLog)

@@ -1,0 +1,52 @@
+"""Verify: is each answer sentence supported by the passages it cites?"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from core.schemas import Passage, SentenceSupport
+from core.text import parse_citations, split_sentences
+from providers import prompts
+from providers.brain.chat import Chat, messages
+from providers.offline_brain.extractive import check_answer_support
+
+
+class OfflineVerifier:
+    """Key-term overlap with the cited passages (providers/offline_brain/extractive.py)."""
+
+    def __init__(self, threshold: float = 0.6) -> None:
+        self.threshold = threshold
+
+    def __call__(self, answer: str, passages: list[Passage]) -> list[SentenceSupport]:
+        return check_answer_support(answer, passages, threshold=self.threshold)
+
+
+class _SupportReply(BaseModel):
+    """One flag per answer sentence: is it supported by the passages it cites."""
+
+    supported: list[bool] = Field(default_factory=list)
+
+
+class LLMVerifier:
+    def __init__(self, chat: Chat) -> None:
+        self.chat = chat
+
+    def __call__(self, answer: str, passages: list[Passage]) -> list[SentenceSupport]:
+        sentences = split_sentences(answer)
+        if not sentences:
+            return []
+        cited = {n for s in sentences for n in parse_citations(s)}
+        relevant = [p for p in passages if p.number in cited] or passages
+        asked = messages(prompts.CHECK_SUPPORT_SYSTEM, prompts.check_support_user(sentences, relevant))
+
+        def expected_length(reply: _SupportReply) -> None:
+            if len(reply.supported) != len(sentences):
+                raise ValueError(f"expected {len(sentences)} flags, got {len(reply.supported)}")
+
+        reply = self.chat.structured("check_support", _SupportReply, asked, check=expected_length)
+        return [
+            SentenceSupport(
+                sentence=s, cited=sorted(parse_citations(s)), supported=ok, score=1.0 if ok else 0.0
+            )
+            for s, ok in zip(sentences, reply.supported, strict=True)
+        ]

@@ -1,0 +1,302 @@
+"""Each node called directly with a typed state and a real context (index, offline brain, lexical
+reranker): what it writes to the state and the trace event it records. Chinese and English cases."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.runtime import Runtime
+
+from core.chunks import Chunk, ScoredChunk
+from core.schemas import ChunkJudgement, Passage, QueryAnalysis, RetrievalEvaluation
+from core.trace import Decision
+from nodes.analyze_query import analyze_query
+from nodes.compress import compress
+from nodes.contextualize import contextualize
+from nodes.evaluate import evaluate
+from nodes.generate import generate
+from nodes.rerank import rerank
+from nodes.retrieve_hybrid import retrieve_hybrid
+from nodes.retrieve_keyword import retrieve_keyword
+from nodes.retrieve_multi_hop import fan_out, merge_hops, search_sub_query
+from nodes.retrieve_vector import retrieve_vector
+from nodes.rewrite_query import rewrite_query
+from nodes.state import HopHits, SubQuery
+from nodes.verify import verify
+from providers.rerankers import LexicalReranker
+from tests.graph_fixtures import TWO_HOP_QUESTION, make_context
+
+__all__ = ["make_context"]  # the fixture is used by name
+
+
+@pytest.fixture
+def runtime(make_context):
+    def build(**overrides) -> Runtime:
+        return Runtime(context=make_context(**overrides))
+
+    return build
+
+
+def hit(chunk_id: str, text: str, *, score: float = 1.0, ranks: dict[str, int] | None = None) -> ScoredChunk:
+    return ScoredChunk(
+        chunk=Chunk(id=chunk_id, text=text, source=f"docs/{chunk_id}.md"), score=score, ranks=ranks or {}
+    )
+
+
+# --- contextualize ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("first", "answer", "follow_up"),
+    [
+        ("HNSW 是什么？", "HNSW 是一种图索引 [1]。", "它的内存占用高吗？"),
+        ("What is HNSW?", "HNSW is a graph index [1].", "How much memory does it use?"),
+    ],
+)
+def test_contextualize_rewrites_a_follow_up_and_resets_the_turn(runtime, first, answer, follow_up):
+    state = {
+        "messages": [HumanMessage(first), AIMessage(answer), HumanMessage(follow_up)],
+        "answer": "last turn's answer",
+        "reranked": [hit("old", "old evidence")],
+    }
+    update = contextualize(state, runtime())
+    assert update["question"] == follow_up
+    assert "HNSW" in update["standalone_question"]
+    assert update["answer"] == "" and update["reranked"] == []
+    [_, event] = update["trace"]
+    assert event.decision is Decision.FOLLOW_UP and event.detail == update["standalone_question"]
+
+
+@pytest.mark.parametrize("question", ["", "x" * 50])
+def test_contextualize_rejects_bad_input_with_a_message(runtime, question):
+    update = contextualize({"question": question}, runtime(max_question_chars=20))
+    assert update["stop_reason"] == "invalid_input" and update["error"]
+    assert update["trace"][-1].decision is Decision.INVALID_INPUT
+
+
+# --- analyze_query ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "strategy"),
+    [("错误码 E-4712 是什么意思？", "keyword"), ("What does error code E-4711 mean?", "keyword")],
+)
+def test_analyze_query_stores_the_analysis_and_the_first_strategy(runtime, question, strategy):
+    update = analyze_query({"question": question, "mode": "agentic"}, runtime())
+    assert isinstance(update["analysis"], QueryAnalysis)
+    assert update["strategy"] == strategy and update["query"] == question
+    assert update["trace"][0].decision is Decision.ROUTED
+
+
+# --- retrieve_* ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("question", ["混合检索是如何合并结果的？", "How does hybrid search merge results?"])
+@pytest.mark.parametrize("node", [retrieve_vector, retrieve_hybrid])
+def test_retrieve_nodes_search_and_record_the_query(runtime, node, question):
+    update = node({"question": question, "queries_tried": ["earlier"]}, runtime())
+    assert update["retrieved"] and all(isinstance(h, ScoredChunk) for h in update["retrieved"])
+    assert update["queries_tried"] == ["earlier", question]
+    assert update["trace"][0].decision is Decision.SEARCHED
+
+
+@pytest.mark.parametrize(
+    ("mode", "decision"), [("agentic", Decision.TOPPED_UP), ("keyword", Decision.SEARCHED)]
+)
+def test_keyword_search_is_topped_up_by_vectors_unless_the_mode_is_keyword(runtime, mode, decision):
+    update = retrieve_keyword({"question": "Is E-9999 about a feline?", "mode": mode}, runtime())
+    event = update["trace"][0]
+    assert event.decision is decision
+    assert (len(update["retrieved"]) > event.counts["keyword_hits"]) == (decision is Decision.TOPPED_UP)
+
+
+def test_multi_hop_fans_out_one_typed_send_per_sub_query():
+    analysis = QueryAnalysis(sub_queries=["BM25 是什么", "spouse of <director of Inception>"])
+    sends = fan_out(
+        {"question": "BM25 和 HNSW 的区别？", "analysis": analysis, "filters": {"language": "zh"}}
+    )
+    payloads = [send.arg for send in sends]
+    assert all(isinstance(p, SubQuery) for p in payloads)
+    assert [p.sub_query for p in payloads] == [
+        "BM25 是什么",
+        "spouse of director of Inception",
+        "BM25 和 HNSW 的区别？",
+    ]
+    assert payloads[0].filters.language == "zh"
+
+
+@pytest.mark.parametrize(("mode", "bridges"), [("agentic", True), ("self_query", False)])
+def test_merge_hops_takes_the_second_hop_only_when_the_policy_says(runtime, mode, bridges):
+    rt = runtime()
+    [found] = search_sub_query(SubQuery(sub_query=TWO_HOP_QUESTION), rt)["hop_hits"]
+    update = merge_hops({"question": TWO_HOP_QUESTION, "mode": mode, "hop_hits": [found]}, rt)
+    event = update["trace"][0]
+    assert (event.counts["bridge_hops"] > 0) == bridges
+    found_by = {h.id: h.ranks for h in update["retrieved"]}
+    assert ("hop2" in found_by["hop-2"]) == bridges
+    assert update["hop_hits"] == ["__reset__"]
+
+
+# --- rerank -------------------------------------------------------------------------------------------
+
+
+def reranking(runtime, mode: str = "agentic") -> Runtime:
+    rt = runtime()
+    return Runtime(context=dataclasses.replace(rt.context, reranker=LexicalReranker()))
+
+
+@pytest.mark.parametrize(
+    ("question", "kept", "new"),
+    [
+        ("HNSW 的内存占用", "HNSW 的内存占用较高，因为每个节点保存多层邻居。", "向量检索使用余弦相似度。"),
+        (
+            "HNSW memory use",
+            "HNSW memory use is high because every node keeps neighbours.",
+            "Cosine similarity.",
+        ),
+    ],
+)
+def test_rerank_keeps_evidence_judged_relevant_earlier(runtime, question, kept, new):
+    """A retry can only add evidence: a chunk judged relevant before stays although the new search missed it."""
+    state = {
+        "question": question,
+        "retrieved": [hit("new-1", new)],
+        "reranked": [hit("old-1", kept), hit("old-2", "unrelated")],
+        "relevant_ids": ["old-1"],
+    }
+    update = rerank(state, reranking(runtime))
+    assert {h.id for h in update["reranked"]} == {"new-1", "old-1"}
+    assert update["trace"][0].decision is Decision.RERANKED
+
+
+def test_rerank_pins_passages_only_the_second_hop_found(runtime):
+    question = "Who started the festival the Quillon Bridge opening was part of?"
+    fused = [
+        hit("a", "The Quillon Bridge opened in 1932.", ranks={"hop1": 1}),
+        hit("b", "Quillon Bridge opening festival started by bridge builders.", ranks={"hop1": 2}),
+        hit("bridge-only", "Marta Kowalczyk, a painter, designed its paper lanterns.", ranks={"hop2": 1}),
+        hit("c", "Who started the Quillon Bridge opening festival? The festival bridge.", ranks={"hop1": 3}),
+    ]
+    update = rerank({"question": question, "retrieved": fused}, reranking(runtime))
+    assert [h.id for h in update["reranked"]].index("bridge-only") == 2
+
+
+def test_rerank_is_skipped_by_single_pass_modes(runtime):
+    update = rerank({"question": "q", "mode": "hybrid", "retrieved": [hit("a", "x")]}, reranking(runtime))
+    assert [h.id for h in update["reranked"]] == ["a"]
+    assert update["trace"][0].decision is Decision.SKIPPED
+
+
+# --- evaluate and rewrite_query -----------------------------------------------------------------------
+
+
+def judged(brain_judge):
+    def build(runtime_, **overrides):
+        rt = runtime_(**overrides)
+        return Runtime(
+            context=dataclasses.replace(
+                rt.context, brain=dataclasses.replace(rt.context.brain, judge=brain_judge)
+            )
+        )
+
+    return build
+
+
+def hungry(question, analysis, chunks, tried):
+    return RetrievalEvaluation(
+        judgements=[ChunkJudgement(chunk_id=c.id, relevance=0.9) for c in chunks],
+        is_sufficient=False,
+        suggested_action="retry_keyword",
+        missing_info=["E-4711"],
+    )
+
+
+@pytest.mark.parametrize(
+    ("attempt", "relevant_before", "decision", "reason"),
+    [
+        (0, [], Decision.RETRY, ""),
+        (2, [], Decision.STOPPED, "max_retries"),
+        (1, ["a"], Decision.STOPPED, "no_progress"),
+    ],
+)
+def test_evaluate_retries_until_a_stop_rule_fires(runtime, attempt, relevant_before, decision, reason):
+    state = {
+        "question": "错误码 E-4711 是什么？",
+        "mode": "agentic",
+        "reranked": [hit("a", "E-4711 表示磁盘已满。")],
+        "relevant_ids": relevant_before,
+        "attempt": attempt,
+    }
+    update = evaluate(state, judged(hungry)(runtime, max_retries=2))
+    assert update["stop_reason"] == reason
+    assert update["trace"][0].decision is decision
+    assert isinstance(update["evaluation"], RetrievalEvaluation)
+
+
+def test_evaluate_is_skipped_in_single_pass_modes(runtime):
+    update = evaluate({"question": "What is HNSW?", "mode": "hybrid_rerank"}, runtime())
+    assert update["stop_reason"] == "single_pass" and update["trace"][0].decision is Decision.SKIPPED
+
+
+@pytest.mark.parametrize("question", ["错误码是什么意思？", "What does the error code mean?"])
+def test_rewrite_query_writes_a_new_query_and_the_next_strategy(runtime, question):
+    evaluation = RetrievalEvaluation(missing_info=["E-4711"], suggested_action="retry_keyword")
+    state = {"question": question, "evaluation": evaluation, "queries_tried": [question], "attempt": 0}
+    update = rewrite_query(state, runtime())
+    assert update["query"] != question and "E-4711" in update["query"]
+    assert update["strategy"] == "keyword" and update["attempt"] == 1
+    assert update["trace"][0].query == update["query"]
+
+
+# --- compress, generate, verify -----------------------------------------------------------------------
+
+
+def test_compress_puts_relevant_chunks_first_within_top_k(runtime):
+    hits = [hit("x", "HNSW is a graph index."), hit("y", "BM25 scores terms."), hit("z", "RRF fuses lists.")]
+    state = {"question": "What do HNSW and RRF do?", "reranked": hits, "relevant_ids": ["z"]}
+    update = compress(state, runtime(top_k=2))
+    assert [p.chunk_id for p in update["passages"]] == ["z", "x"]  # relevant first; "y" is past top_k
+    assert [p.number for p in update["passages"]] == [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("question", "text"),
+    [
+        ("HNSW 是什么？", "HNSW 是一种基于图的近似最近邻索引。"),
+        ("What is HNSW?", "HNSW is a graph-based approximate nearest neighbour index."),
+    ],
+)
+def test_generate_cites_real_passages_only(runtime, question, text):
+    passages = [Passage(number=1, chunk_id="h", source="docs/hnsw.md", text=text)]
+    update = generate({"question": question, "passages": passages}, runtime())
+    assert "[1]" in update["answer"] and [c.chunk_id for c in update["citations"]] == ["h"]
+    assert update["trace"][0].decision is Decision.ANSWERED
+
+
+PASSAGE_ZH = "HNSW 是一种基于图的近似最近邻索引。它的内存占用较高。"
+PASSAGE_EN = "HNSW is a graph-based approximate nearest neighbour index. Its memory use is high."
+
+
+@pytest.mark.parametrize(
+    ("text", "answer", "unsupported"),
+    [
+        (PASSAGE_ZH, "HNSW 是一种基于图的近似最近邻索引 [1]。月球表面覆盖着奶酪和巧克力 [1]。", "月球"),
+        (
+            PASSAGE_EN,
+            "HNSW is a graph-based approximate nearest neighbour index [1]. The moon is cheese and chocolate [1].",
+            "moon",
+        ),
+    ],
+)
+@pytest.mark.parametrize("remove", [True, False])
+def test_verify_removes_unsupported_sentences_when_asked(runtime, text, answer, unsupported, remove):
+    passages = [Passage(number=1, chunk_id="h", source="docs/hnsw.md", text=text)]
+    state = {"question": "HNSW?", "answer": answer, "passages": passages, "citations": []}
+    update = verify(state, runtime(remove_unsupported=remove))
+    event = update["trace"][0]
+    assert event.counts["unsupported"] == 1 and event.counts["supported"] == 1
+    final = update["messages"][0].content
+    assert (unsupported in final) is not remove
+    assert event.decision is (Decision.REMOVED_UNSUPPORTED if remove else Decision.VERIFIED)
