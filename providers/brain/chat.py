@@ -28,6 +28,7 @@ from providers import prompts
 from providers.brain.calls import CallLog
 from providers.brain.errors import TRANSIENT, UNSUPPORTED, ModelGaveUp, describe
 from providers.json_repair import parse_model_json
+from providers.tokens import count_tokens
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -65,6 +66,7 @@ class Chat:
         # Structured/text steps must not leak JSON into LangGraph's token stream, and need no streaming.
         self._quiet = _non_streaming(model)
         self._structured_ok = structured_method != "prompt"
+        self._tools_ok = True
         self._runnables: dict[tuple[type[BaseModel], str], Runnable] = {}
 
     @property
@@ -91,7 +93,7 @@ class Chat:
         if self._structured_ok:
             attempts += 1
             try:
-                self.log.count_call()
+                self.log.count_call(prompt_tokens(messages))
                 out = self._structured_runnable(schema, step).invoke(messages)
             except UNSUPPORTED as exc:
                 if isinstance(exc, ContextOverflowError):
@@ -105,6 +107,7 @@ class Chat:
                 errors.append(describe(exc))
             else:
                 raw_text = _raw_text(out.get("raw"))
+                self.log.count_reply(count_tokens(raw_text))
                 try:
                     return accept(_coerce(out.get("parsed"), schema))
                 except (ValueError, ValidationError):
@@ -117,8 +120,9 @@ class Chat:
         plain = self._quiet.with_config(run_name=f"brain.{step}", tags=["nostream", f"brain:{step}"])
         while attempts < self.parse_attempts:
             attempts += 1
-            self.log.count_call()
+            self.log.count_call(prompt_tokens(messages))
             reply = plain.invoke(messages)
+            self.log.count_reply(count_tokens(reply.text))
             try:
                 return accept(parse_model_json(reply.text, schema))
             except ValueError as exc:
@@ -129,15 +133,39 @@ class Chat:
     def text(self, step: str, messages: list[BaseMessage]) -> str:
         """A plain reply, reasoning (``<think>``) removed."""
         plain = self._quiet.with_config(run_name=f"brain.{step}", tags=["nostream", f"brain:{step}"])
-        self.log.count_call()
-        return THINK_RE.sub("", plain.invoke(messages).text).strip()
+        self.log.count_call(prompt_tokens(messages))
+        text = plain.invoke(messages).text
+        self.log.count_reply(count_tokens(text))
+        return THINK_RE.sub("", text).strip()
 
     def stream(self, step: str, messages: list[BaseMessage]) -> Iterator[str]:
         """The reply's text pieces as they arrive (LangGraph's ``messages`` mode sees them too)."""
         streaming = self.model.with_config(run_name=f"brain.{step}", tags=[f"brain:{step}"])
-        self.log.count_call()
+        self.log.count_call(prompt_tokens(messages))
+        pieces: list[str] = []
         for chunk in streaming.stream(messages):
+            pieces.append(chunk.text)
             yield chunk.text
+        self.log.count_reply(count_tokens("".join(pieces)))
+
+    def tool_calls(self, step: str, messages: list[BaseMessage], tools: list[Any]) -> list[dict[str, Any]]:
+        """The tool calls the model makes for ``messages`` with ``tools`` bound; [] when it makes none or
+        the server does not support tool calling (then it is not asked again)."""
+        if not self._tools_ok:
+            return []
+        bound = self._quiet.bind_tools(tools).with_config(
+            run_name=f"brain.{step}", tags=["nostream", f"brain:{step}"]
+        )
+        self.log.count_call(prompt_tokens(messages))
+        try:
+            reply = bound.invoke(messages)
+        except UNSUPPORTED as exc:
+            if isinstance(exc, ContextOverflowError):
+                raise
+            self._tools_ok = False
+            return []
+        self.log.count_reply(count_tokens(_raw_text(reply)))
+        return list(reply.tool_calls) if isinstance(reply, AIMessage) else []
 
     def _structured_runnable(self, schema: type[BaseModel], step: str) -> Runnable:
         key = (schema, step)
@@ -159,6 +187,11 @@ class Chat:
             }
         runnable = self._quiet.with_structured_output(target, method=method, include_raw=True)
         return runnable.with_config(run_name=f"brain.{step}", tags=["nostream", f"brain:{step}"])
+
+
+def prompt_tokens(messages: list[BaseMessage]) -> int:
+    """Tokens of a request's messages (tiktoken cl100k, a few per message for the chat format)."""
+    return sum(count_tokens(message.text) + 4 for message in messages)
 
 
 def messages(system: str, user: str) -> list[BaseMessage]:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import re
 
+from langchain_core.messages import HumanMessage
+
 from core.schemas import DraftAnswer, Passage
 from providers import prompts
 from providers.brain.chat import THINK_RE, Chat, messages
 from providers.brain.errors import ModelGaveUp
-from providers.offline_brain.compute import computed_answer, plan_computation
+from providers.offline_brain.compute import computation_intent, computed_answer, plan_computation
 from providers.offline_brain.extractive import extractive_answer
+from tools import ToolError, ToolResult, langchain_tools, run_tool
 
 
 class OfflineWriter:
@@ -39,10 +42,28 @@ class LLMWriter:
         if not passages:
             raise ModelGaveUp("no passages to answer from")
         asked = messages(prompts.ANSWER_SYSTEM, prompts.answer_user(question, passages))
+        results = self._computations(question, passages) if computation_intent(question) else []
+        if results:
+            note = prompts.TOOL_RESULTS_NOTE.format(results="\n".join(f"- {r.shown}" for r in results))
+            asked = [*asked, HumanMessage(note)]
         text = THINK_RE.sub("", "".join(self.chat.stream("answer", asked))).strip()
         if not text:
             raise ModelGaveUp("empty answer")
-        return draft_from_text(text)
+        draft = draft_from_text(text)
+        draft.tool_calls = [r.model_dump() for r in results]
+        return draft
+
+    def _computations(self, question: str, passages: list[Passage]) -> list[ToolResult]:
+        """The model's tool calls (``bind_tools``) for a question that asks for a computation, run through
+        the registry; a call with bad arguments is dropped, never guessed."""
+        asked = messages(prompts.TOOLS_SYSTEM, prompts.answer_user(question, passages))
+        results = []
+        for call in self.chat.tool_calls("tools", asked, langchain_tools()):
+            try:
+                results.append(run_tool(call["name"], call["args"]))
+            except ToolError:
+                continue
+        return results
 
 
 def draft_from_text(text: str) -> DraftAnswer:
