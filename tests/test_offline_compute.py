@@ -112,3 +112,21 @@ def test_support_checker_rejects_a_wrong_or_unsourced_computation() -> None:
     unsourced = check_answer_support("Computed: 1702 - 1636 = 66 years[1][3].", UNIVERSITIES_EN)
     assert not wrong[0].supported and not unsourced[0].supported
     assert check_answer_support("Computed: (1200 - 950) / 950 * 100 = 26.3158.", [])[0].supported
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What is the role of signaling in gene expression?",  # "in g..." is no unit
+        "Which proteins are active in G1 phase?",
+        "What happened between 1945-1949 in the region?",  # a range, not a subtraction
+        "1/3 的居民住在哪里？",  # a fraction, not a division to do
+    ],
+)
+def test_ranges_fractions_and_words_are_not_computations(question: str) -> None:
+    assert computation_intent(question) is None
+
+
+def test_arithmetic_needs_a_request_to_compute() -> None:
+    assert computation_intent("计算 (12 + 8) × 3 等于多少？") == "arithmetic"
+    assert plan_computation("计算 (12 + 8) × 3 等于多少？", []).result.value == 60

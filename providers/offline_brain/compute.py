@@ -41,7 +41,17 @@ _AMBIGUOUS_UNITS = frozenset(
 _UNIT_NAMES = sorted((u for u in known_units() if u not in _AMBIGUOUS_UNITS), key=len, reverse=True)
 _UNIT = "(?:" + "|".join(re.escape(u) for u in _UNIT_NAMES) + r")(?![A-Za-z])"
 _QUANTITY = re.compile(rf"(?P<value>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>{_UNIT})", re.I)
-_TARGET_UNIT = re.compile(rf"(?:how many|in|into|to|多少|几|换算成|合|折合|等于)\s*(?P<unit>{_UNIT})", re.I)
+# The unit a question asks for; one-letter names ("in G1 phase", "to m") are too ambiguous there.
+_ASKED_UNIT = (
+    "(?:" + "|".join(re.escape(u) for u in _UNIT_NAMES if len(u) > 1 or not u.isascii()) + r")(?![A-Za-z])"
+)
+_TARGET_UNIT = re.compile(
+    rf"(?:\b(?:how many|in|into|to)\s+|多少|几|换算成|合|折合|等于)\s*(?P<unit>{_ASKED_UNIT})", re.I
+)
+# Arithmetic only when asked for: "1945-1949" or "1/3" in a question is a range or a fraction, not a sum.
+_COMPUTE_CUE = re.compile(
+    r"\b(?:what is|what's|calculate|compute|how much is)\b|计算|算一下|等于多少|等于几|是多少", re.I
+)
 
 
 class Operand(BaseModel):
@@ -70,7 +80,8 @@ def computation_intent(question: str) -> Intent | None:
         return "days"
     if _TARGET_UNIT.search(question):
         return "convert"
-    if _EXPRESSION.search(question) and re.search(r"[-+*/×÷^%]", _EXPRESSION.search(question).group()):
+    expression = _EXPRESSION.search(question)
+    if expression and _COMPUTE_CUE.search(question) and re.search(r"[-+*/×÷^%]", expression.group()):
         return "arithmetic"
     return None
 
