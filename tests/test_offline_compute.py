@@ -130,3 +130,10 @@ def test_ranges_fractions_and_words_are_not_computations(question: str) -> None:
 def test_arithmetic_needs_a_request_to_compute() -> None:
     assert computation_intent("计算 (12 + 8) × 3 等于多少？") == "arithmetic"
     assert plan_computation("计算 (12 + 8) × 3 等于多少？", []).result.value == 60
+
+
+def test_a_stated_age_or_quantity_in_the_asked_unit_is_quoted_not_computed() -> None:
+    zh = [P(1, "张三生于1961年10月15日。"), P(2, "张三12岁开始学画，1992年4月1日出版第一本漫画。")]
+    assert plan_computation("张三多少岁开始学画？", zh) is None
+    en = [P(1, "The Quillon Bridge is 2 km long; its towers stand 1 m apart from the road.")]
+    assert plan_computation("How many km long is the Quillon Bridge?", en) is None

@@ -32,6 +32,8 @@ _YEARS = re.compile(
 )
 _AGE = re.compile(r"how old|多少岁|几岁", re.I)
 _BIRTH = re.compile(r"\bborn\b|出生|生于|诞生", re.I)
+# A stated span or age: a number below 1000 (not a year) with years/days/岁/年/天.
+_COUNT = re.compile(r"(?<![\d.])\d{1,3}\s*(?:周岁|岁|年(?![\d月])|天|years?\b|days?\b)", re.I)
 _DAYS = re.compile(r"how many days|相差多少天|相隔多少天|多少天|几天", re.I)
 _EXPRESSION = re.compile(r"[(（]?\s*\d[\d,.]*\s*(?:[-+*/×÷^%]\s*[(（]?\s*\d[\d,.]*\s*[)）]?\s*)+[)）]?")
 # Unit names too ambiguous to read from running text ("in", "t", "分"); they still work in the tools.
@@ -137,7 +139,17 @@ def _date_candidates(passages: list[Passage], precision_needed: bool) -> list[_C
     return found
 
 
+def _states_count(question: str, passages: list[Passage]) -> bool:
+    """A best-matching sentence already says how many years or days ("12岁", "65 years"): quote it."""
+    wanted = set(key_terms(question))
+    scored = [(len(set(key_terms(sentence)) & wanted), sentence) for _, sentence in _sentences(passages)]
+    top = max((overlap for overlap, _ in scored), default=0)
+    return top > 0 and any(_COUNT.search(sentence) for overlap, sentence in scored if overlap == top)
+
+
 def _date_span(question: str, passages: list[Passage], unit: Literal["years", "days"]) -> Computation | None:
+    if _states_count(question, passages):
+        return None
     asked = find_dates(question)
     if len(asked) >= 2:  # both dates are in the question: nothing to look up
         start, end = asked[0].text, asked[1].text
@@ -157,14 +169,16 @@ def _date_span(question: str, passages: list[Passage], unit: Literal["years", "d
 
 
 def _conversion(question: str, passages: list[Passage]) -> Computation | None:
+    """The quantity of the best-matching sentences converted; none when one of them already gives it in
+    the unit asked for (the extractive answer quotes it)."""
     target = _TARGET_UNIT.search(question)
     if target is None:
         return None
     wanted = set(key_terms(question))
-    best: tuple[int, Operand, ToolResult] | None = None
+    found: list[tuple[int, Operand, ToolResult]] = []
     for number, sentence in _sentences(passages):
         overlap = len(set(key_terms(sentence)) & wanted)
-        for match in _QUANTITY.finditer(sentence):
+        for match in _QUANTITY.finditer(sentence) if overlap else ():
             value = float(match.group("value").replace(",", ""))
             try:
                 result = run_tool(
@@ -173,11 +187,15 @@ def _conversion(question: str, passages: list[Passage]) -> Computation | None:
                 )
             except ToolError:  # another dimension: not the quantity asked about
                 continue
-            if overlap and (best is None or overlap > best[0]):
-                best = (overlap, Operand(text=match.group(), sentence=sentence, passage=number), result)
-    if best is None or best[2].value == best[2].args["value"]:  # already in the unit asked for
+            found.append((overlap, Operand(text=match.group(), sentence=sentence, passage=number), result))
+    if not found:
         return None
-    return Computation(intent="convert", result=best[2], operands=[best[1]])
+    top = max(overlap for overlap, _, _ in found)
+    best = [(operand, result) for overlap, operand, result in found if overlap == top]
+    if any(result.value == result.args["value"] for _, result in best):
+        return None
+    operand, result = best[0]
+    return Computation(intent="convert", result=result, operands=[operand])
 
 
 def _arithmetic(question: str) -> Computation | None:
