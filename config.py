@@ -33,6 +33,18 @@ class Settings(BaseSettings):
     checkpoint_db: Path = Path(".agentic_rag/checkpoints.sqlite")
     postgres_url: str | None = Field(default=None, description="use PostgreSQL checkpoints when set")
 
+    # --- store -------------------------------------------------------------------------------
+    store: Literal["local", "milvus"] = Field(
+        default="local", description="local: the index folder; milvus: a Milvus collection (docs/deploy.md)"
+    )
+    milvus_uri: str = Field(
+        default=".agentic_rag/milvus.db",
+        description="a file path: Milvus Lite in this process; http://host:19530: a Milvus server",
+    )
+    milvus_token: str | None = Field(default=None, description="user:password or API key for a server")
+    milvus_db: str | None = Field(default=None, description="Milvus database (server only)")
+    milvus_collection: str = Field(default="agentic_rag", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,200}$")
+
     # --- models ------------------------------------------------------------------------------
     embedder: str = Field(
         default="use-multilingual",
@@ -59,7 +71,12 @@ class Settings(BaseSettings):
     )
     embedding_model: str = "text-embedding-3-small"
     llm_timeout_s: float = Field(default=60.0, gt=0)
-    llm_max_retries: int = Field(default=2, ge=0)
+    llm_max_retries: int = Field(
+        default=2, ge=0, description="retries of a request after 429, 5xx or a timeout"
+    )
+    llm_deadline_s: float = Field(
+        default=120.0, gt=0, description="model time per question; past it the offline brain finishes"
+    )
     llm_temperature: float = Field(default=0.0, ge=0, le=2)
     llm_structured_method: Literal["json_schema", "function_calling", "json_mode", "prompt"] = "json_schema"
     llm_parse_attempts: int = Field(default=2, ge=1, description="model replies tried before falling back")
@@ -84,6 +101,9 @@ class Settings(BaseSettings):
     # --- retrieval ---------------------------------------------------------------------------
     top_k: int = Field(default=10, ge=1)
     candidate_k: int = Field(default=30, ge=1, description="candidates fetched before reranking")
+    fusion: Literal["rrf", "convex"] = Field(
+        default="rrf", description="how hybrid fuses dense and BM25: rrf (ranks) | convex (scaled scores)"
+    )
     rrf_k: int = Field(default=60, ge=1)
     vector_weight: float = Field(
         default=0.5,

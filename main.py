@@ -13,7 +13,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-COMMANDS = ["ingest", "search", "index_cmd", "ask", "eval_cmd", "threads", "feedback", "session"]
+COMMANDS = ["ingest", "search", "index_cmd", "ask", "eval_cmd", "threads", "doctor", "feedback", "session"]
 
 
 def build_parser() -> argparse.ArgumentParser:

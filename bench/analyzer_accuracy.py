@@ -62,7 +62,15 @@ def labelled_report(rows: list[dict], show_errors: bool) -> dict[str, dict[str, 
                 errors.append(
                     f"  [{row.get('split', 'dev')}] {field}: gold={row[field]} got={analysis[field]}  {row['question']}"
                 )
-        if "expected_sub_queries" in row or analysis["sub_queries"]:
+        if "multi_part" in row:
+            ok = (len(analysis["sub_queries"]) >= 2) == row["multi_part"]
+            for scope in scopes:
+                hits[scope]["multi_part"].append(ok)
+            if not ok:
+                errors.append(
+                    f"  multi_part: gold={row['multi_part']} got={analysis['sub_queries']}  {row['question']}"
+                )
+        elif "expected_sub_queries" in row or analysis["sub_queries"]:
             gold = row.get("expected_sub_queries", 0)
             for scope in scopes:
                 hits[scope]["sub_query_count"].append(len(analysis["sub_queries"]) == gold)
@@ -70,18 +78,15 @@ def labelled_report(rows: list[dict], show_errors: bool) -> dict[str, dict[str, 
     print(
         f"Labelled questions: {len(rows)} (dev: rules were written with these in view; heldout: written after)"
     )
-    header = f"{'scope':<6} {'n':>4} " + " ".join(
-        f"{f:>20}" for f in ("language", *FIELDS, "sub_query_count")
-    )
+    parts = "multi_part" if any("multi_part" in row for row in rows) else "sub_query_count"
+    header = f"{'scope':<6} {'n':>4} " + " ".join(f"{f:>20}" for f in ("language", *FIELDS, parts))
     print(header)
     for scope in ("all", "en", "zh", "dev", "heldout"):
         if scope not in hits:
             continue
         table[scope] = {f: mean(v) for f, v in hits[scope].items()}
         n = len(hits[scope]["query_type"])
-        cells = " ".join(
-            f"{table[scope].get(f, float('nan')):>20.3f}" for f in ("language", *FIELDS, "sub_query_count")
-        )
+        cells = " ".join(f"{table[scope].get(f, float('nan')):>20.3f}" for f in ("language", *FIELDS, parts))
         print(f"{scope:<6} {n:>4} {cells}")
     print("Confusions (gold -> predicted: count):")
     for field in FIELDS:

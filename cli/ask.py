@@ -23,9 +23,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def render_answer(console: Console, result) -> None:
-    """Answer, numbered sources, one-line trace: shared by `ask` and the interactive session."""
-    console.print(escape(result.answer) if result.answer else "[dim](no answer)[/]")
+def render_answer(console: Console, result, *, streamed: str = "") -> None:
+    """Answer, numbered sources, one-line trace: shared by `ask` and the interactive session.
+
+    ``streamed`` is the answer text already shown token by token; the answer is printed again only
+    when checking changed it (unsupported sentences removed, or the offline brain answered instead).
+    """
+    if not streamed:
+        console.print(escape(result.answer) if result.answer else "[dim](no answer)[/]")
+    elif streamed.strip() != result.answer.strip():
+        console.print(f"\n[dim]checked answer:[/] {escape(result.answer)}")
     if result.citations:
         console.print()
         for cite in result.citations:
@@ -42,11 +49,16 @@ def run(args: argparse.Namespace) -> int:
     from memory.checkpointer import open_checkpointer
     from memory.threads import cap_checkpoints
     from nodes.context import build_context
+    from nodes.state import CHECKPOINT_TYPES
 
     settings = settings_from(args, brain=args.brain)
     context = build_context(settings)
     saver_cm = (
-        open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url)
+        open_checkpointer(
+            sqlite_path=settings.checkpoint_db,
+            postgres_url=settings.postgres_url,
+            allowed_types=CHECKPOINT_TYPES,
+        )
         if args.thread
         else nullcontext(None)
     )
@@ -62,8 +74,10 @@ def run(args: argparse.Namespace) -> int:
         )
         if saver is not None:
             cap_checkpoints(saver, args.thread, settings.max_checkpoints_per_thread)
+    for warning in result.warnings:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(f"warning: {escape(warning)}")
     if args.json:
-        print_json(result.model_dump())
+        print_json(result.model_dump(mode="json"))
     else:
         render_answer(Console(), result)
     return 1 if result.error and not result.answer else 0

@@ -12,6 +12,9 @@ from config import Settings, load_settings
 
 def add_common(parser: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
     parser.add_argument("--index", dest="index_dir", help="index folder (default from settings)")
+    parser.add_argument(
+        "--store", choices=["local", "milvus"], help="where chunks live (default AGENTIC_RAG_STORE or local)"
+    )
     parser.add_argument("--embedder", help="embedding model: use-multilingual | e5-small | openai | st:DIR")
     if json_flag:
         parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
@@ -19,7 +22,10 @@ def add_common(parser: argparse.ArgumentParser, *, json_flag: bool = True) -> No
 
 def settings_from(args: argparse.Namespace, **extra: Any) -> Settings:
     return load_settings(
-        index_dir=getattr(args, "index_dir", None), embedder=getattr(args, "embedder", None), **extra
+        index_dir=getattr(args, "index_dir", None),
+        embedder=getattr(args, "embedder", None),
+        store=getattr(args, "store", None),
+        **extra,
     )
 
 

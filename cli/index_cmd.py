@@ -1,4 +1,4 @@
-"""`python main.py index stats`"""
+"""`python main.py index stats` and `python main.py index migrate` (local index -> Milvus)."""
 
 from __future__ import annotations
 
@@ -12,28 +12,50 @@ from cli.common import add_common, print_json, settings_from
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("index", help="inspect the index")
-    p.add_argument("action", choices=["stats"])
+    p = sub.add_parser("index", help="inspect the index, or copy a local index into Milvus")
+    p.add_argument(
+        "action",
+        choices=["stats", "migrate"],
+        help="stats: size and settings of the selected store; migrate: copy the local index (--index) "
+        "into the Milvus collection of AGENTIC_RAG_MILVUS_* without re-embedding",
+    )
+    p.add_argument("--replace", action="store_true", help="migrate: overwrite a non-empty collection")
     add_common(p)
     p.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def answer_cache_stats(settings, store) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """Entries and hit/miss counts of the answer cache of this index generation."""
     from memory.answer_cache import read_cache_stats
     from nodes.context import cache_path, generation_key
-    from retrievers.index import open_index
 
+    key = generation_key(store)
+    counts = read_cache_stats(cache_path(Path(settings.index_dir)), key) if key else None
+    return (counts or {"entries": 0}) | {"enabled": settings.answer_cache and key is not None}
+
+
+def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
-    index = open_index(Path(settings.index_dir))
-    stats = index.stats()
-    cache = read_cache_stats(cache_path(Path(settings.index_dir)), generation_key(index))
-    stats["answer_cache"] = (cache or {"entries": 0}) | {"enabled": settings.answer_cache}
-    index.close()
+    if args.action == "migrate":
+        from ingestion.migrate import migrate_to_milvus
+
+        result = migrate_to_milvus(Path(settings.index_dir), settings, replace=args.replace)
+        title = "migrated"
+    else:
+        from retrievers.store import open_store
+
+        store = open_store(settings)
+        try:
+            result = store.stats()
+            result["answer_cache"] = answer_cache_stats(settings, store)
+        finally:
+            store.close()
+        title = "index stats"
     if args.json:
-        print_json(stats)
+        print_json(result)
         return 0
-    table = Table(title="index stats", show_header=False)
-    for key, value in stats.items():
+    table = Table(title=title, show_header=False)
+    for key, value in result.items():
         table.add_row(key, str(value))
     Console().print(table)
     return 0

@@ -25,6 +25,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         dest="rerank_prewarm",
         help="embed passages for the e5 reranker now (slower ingest, fast first questions)",
     )
+    p.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="read, split and embed on a Ray cluster (a local one without ADDRESS); needs the 'ray' extra",
+    )
+    p.add_argument("--ray-workers", type=int, help="CPUs of the local Ray cluster (default: all)")
     add_common(p)
     p.set_defaults(handler=run)
 
@@ -33,7 +41,7 @@ def prewarm_reranker(settings) -> int:
     """Fill the reranker's passage cache for every chunk in the index (cached ones cost nothing)."""
     from providers.rerankers import make_reranker
     from retrievers.factory import embedder_for
-    from retrievers.index import open_index
+    from retrievers.store import open_store
 
     reranker = make_reranker(
         settings.reranker,
@@ -44,12 +52,11 @@ def prewarm_reranker(settings) -> int:
     warm = getattr(reranker, "warm", None)
     if warm is None:
         return 0
-    index = open_index(Path(settings.index_dir))
+    store = open_store(settings)
     try:
-        chunks = [chunk for _, chunk, _ in index.docstore.iter_rows()]
-        return warm(chunks)
+        return warm(list(store.iter_chunks()))
     finally:
-        index.close()
+        store.close()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,8 +70,18 @@ def run(args: argparse.Namespace) -> int:
         semantic_split=args.semantic_split,
         rerank_prewarm=args.rerank_prewarm,
     )
+    processor = None
+    if args.ray is not None:
+        from ingestion.ray_ingest import ray_processor
+
+        processor = ray_processor(settings, address=args.ray or None, workers=args.ray_workers)
     report = ingest_paths(
-        args.paths, settings, embedder_for(settings), rebuild=args.rebuild, progress=not args.json
+        args.paths,
+        settings,
+        embedder_for(settings),
+        rebuild=args.rebuild,
+        progress=not args.json,
+        processor=processor,
     )
     if settings.rerank_prewarm:
         warmed = prewarm_reranker(settings)

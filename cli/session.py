@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import queue
 import sys
 import threading
@@ -104,6 +105,14 @@ def step_labels(update: dict[str, Any]) -> list[str]:
     return labels
 
 
+def answer_token(message: tuple[Any, dict[str, Any]]) -> str:
+    """The text of one streamed model token, when it belongs to the answer the generate node writes."""
+    chunk, metadata = message
+    if metadata.get("langgraph_node") != "generate":
+        return ""
+    return getattr(chunk, "text", "") or ""
+
+
 # --- one run in a worker thread -----------------------------------------------------------------------
 
 
@@ -113,7 +122,7 @@ class _Run:
     Cancelling stops the run at the next step boundary, where the checkpoint is consistent.
     """
 
-    def __init__(self, stream: Callable[[], Iterator[dict[str, Any]]]) -> None:
+    def __init__(self, stream: Callable[[], Iterator[Any]]) -> None:
         self._stream = stream
         self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
         self.cancelled = threading.Event()
@@ -134,7 +143,7 @@ class _Run:
                 iterator.close()  # type: ignore[attr-defined]
             self.events.put(("done", None))
 
-    def updates(self) -> Iterator[dict[str, Any]]:
+    def updates(self) -> Iterator[Any]:
         """Yield updates until the run ends; re-raise the run's exception in the caller's thread."""
         while True:
             try:
@@ -179,6 +188,7 @@ class Session:
     interactive: bool
     thread_id: str = field(default_factory=new_thread_id)
     last: Any = None  # AskResult of the latest answer on this thread
+    warn: Console = field(default_factory=lambda: Console(stderr=True, highlight=False, soft_wrap=True))
     feedback: Any = None  # FeedbackStore for /good and /bad
 
     # -- threads --
@@ -220,25 +230,42 @@ class Session:
     def ask(self, question: str) -> None:
         from langgraph.errors import GraphRecursionError
 
-        from graph.run import build_input, result_from_state, run_config
+        from graph.run import build_input, question_budget_for, result_from_state, run_config
         from memory.threads import cap_checkpoints
+        from providers.brain.budget import question_budget
 
         settings = self.context.settings
         config = run_config(self.context, self.thread_id)
         before = self.app.get_state(config)
         started = time.perf_counter()
-        run = _Run(
-            lambda: self.app.stream(
-                build_input(question, self.mode, None),
-                config=config,
-                context=self.context,
-                stream_mode="updates",
-            )
-        )
+        budget = question_budget_for(self.context)
+
+        def stream() -> Iterator[tuple[str, Any]]:
+            with question_budget(budget):
+                yield from self.app.stream(
+                    build_input(question, self.mode, None),
+                    config=config,
+                    context=self.context,
+                    stream_mode=["updates", "messages"],
+                )
+
+        run = _Run(stream)
         printed = 0
+        streamed = ""
         try:
-            for update in run.updates():
-                for label in step_labels(update):
+            for mode, payload in run.updates():
+                if mode == "messages":
+                    token = answer_token(payload)
+                    if token:
+                        if not streamed:
+                            self._end_progress(printed)
+                            printed = 0
+                        self.console.print(escape(token), end="", soft_wrap=True, highlight=False)
+                        streamed += token
+                    continue
+                for label in step_labels(payload):
+                    if streamed and printed == 0:
+                        self.console.print()  # the streamed answer ends; progress goes on below it
                     sep = "  " if printed == 0 else " -> "
                     self.console.print(f"[dim]{sep}{escape(label)}[/]", end="", soft_wrap=True)
                     printed += 1
@@ -257,11 +284,14 @@ class Session:
             self.console.print(f"[red]error: {escape(str(exc) or type(exc).__name__)}[/]")
             return
         self._end_progress(printed)
+        for warning in budget.warnings:
+            self.warn.print(f"warning: {escape(warning)}")
         state = self.app.get_state(config).values
         self.last = result_from_state(question, state, started, self.thread_id)
+        self.last.warnings = budget.warnings
         cap_checkpoints(self.saver, self.thread_id, settings.max_checkpoints_per_thread)
         self.remember()
-        render_answer(self.console, self.last)
+        render_answer(self.console, self.last, streamed=streamed)
 
     def _end_progress(self, printed: int) -> None:
         if printed:
@@ -478,7 +508,8 @@ def _utf8_streams() -> None:
 def run_session(args: argparse.Namespace) -> int:
     from config import SettingsError, load_settings
     from memory.checkpointer import CheckpointerError
-    from retrievers.index import IndexError_, index_exists
+    from retrievers.index import IndexError_
+    from retrievers.store import store_exists
 
     _utf8_streams()
     interactive = sys.stdin.isatty()
@@ -489,12 +520,14 @@ def run_session(args: argparse.Namespace) -> int:
             index_dir=getattr(args, "index_dir", None),
             embedder=getattr(args, "embedder", None),
             brain=getattr(args, "brain", None),
+            store=getattr(args, "store", None),
         )
-    except SettingsError as exc:
+        exists = store_exists(settings)
+    except (SettingsError, IndexError_) as exc:
         errors.print(f"error: {escape(str(exc))}")
         return 2
-    folder = Path(settings.index_dir)
-    if not index_exists(folder):
+    folder = Path(settings.index_dir) if settings.store == "local" else settings.milvus_uri
+    if not exists:
         flag = "" if getattr(args, "index_dir", None) is None else f" --index {folder}"
         errors.print(
             f"No index in {folder} yet. Create one from your documents first:\n"
@@ -517,13 +550,22 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
     from memory.checkpointer import open_checkpointer
     from memory.feedback import open_feedback_store
     from nodes.context import build_context
+    from nodes.state import CHECKPOINT_TYPES
+    from providers.brain import offline_brain
 
     context = build_context(settings)
+    problem = endpoint_problem(settings)
+    if problem:
+        # Once per session, not once per question: the offline brain answers until the next start.
+        Console(stderr=True, highlight=False, soft_wrap=True).print(
+            f"warning: {escape(problem)}; this session uses the offline brain"
+        )
+        context = dataclasses.replace(context, brain=offline_brain(settings.sufficiency_threshold))
     with (
-        open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url) as saver,
-        open_feedback_store(
-            checkpoint_db=settings.checkpoint_db, postgres_url=settings.postgres_url
-        ) as store,
+        open_checkpointer(
+            sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url, allowed_types=CHECKPOINT_TYPES
+        ) as saver,
+        open_feedback_store(checkpoint_db=settings.checkpoint_db, postgres_url=settings.postgres_url) as store,
     ):
         session = Session(
             app=build_graph(checkpointer=saver),
@@ -555,12 +597,21 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
     return 0
 
 
+def endpoint_problem(settings: Any) -> str:
+    """What is wrong with the configured LLM endpoint ("" when none is configured or it is usable)."""
+    if not settings.llm_configured:
+        return ""
+    from providers.endpoint import check_endpoint
+
+    return check_endpoint(settings.openai_base_url, settings.openai_api_key, settings.llm_model).problem
+
+
 def _banner(session: Session, settings: Any, resumed: str | None) -> None:
     brain = session.context.brain.name
-    chunks = session.context.retrievers.index.docstore.count()
+    index = session.context.retrievers.index
     console = session.console
     console.print(
-        f"[bold]agentic-rag[/] · index {escape(str(settings.index_dir))} ({chunks} chunks) · "
+        f"[bold]agentic-rag[/] · index {escape(index.location)} ({index.count()} chunks) · "
         f"brain: {brain} · mode: {session.mode}"
     )
     if resumed and session.has_checkpoints(resumed):

@@ -88,11 +88,14 @@ def run(args: argparse.Namespace) -> int:
 def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     from memory.checkpointer import open_checkpointer
     from memory.threads import delete_thread, list_threads, parse_duration, prune_threads, show_thread
+    from nodes.state import CHECKPOINT_TYPES
 
     console = Console(highlight=False)
     action = args.threads_action
     older_than = parse_duration(args.older_than) if action == "prune" else None
-    with open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url) as saver:
+    with open_checkpointer(
+        sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url, allowed_types=CHECKPOINT_TYPES
+    ) as saver:
         if action == "list":
             infos = list_threads(saver)
             if args.json:

@@ -46,6 +46,9 @@ class QueryAnalysis(BaseModel):
     language: str = "en"
 
 
+RELEVANCE_THRESHOLD = 0.5  # the one cut: a chunk judged at or above it counts as relevant evidence
+
+
 class ChunkJudgement(BaseModel):
     chunk_id: str
     relevance: float = Field(ge=0.0, le=1.0)
@@ -60,6 +63,10 @@ class RetrievalEvaluation(BaseModel):
     missing_info: list[str] = Field(default_factory=list)
     suggested_action: SuggestedAction = "answer"
     reasoning: str = ""
+
+    def relevant_ids(self) -> list[str]:
+        """Chunks judged relevant (at or above ``RELEVANCE_THRESHOLD``), in judgement order."""
+        return [j.chunk_id for j in self.judgements if j.relevance >= RELEVANCE_THRESHOLD]
 
 
 class Passage(BaseModel):

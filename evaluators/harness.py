@@ -27,6 +27,7 @@ from evaluators.report import ModeSummary, markdown_table, write_report
 logger = logging.getLogger(__name__)
 
 RANK_CUTOFF = 10  # k of mrr@10 and ndcg@10
+GOLD_IN_TOP = 5  # insufficient_rate_gold@5: "insufficient" although a gold passage is in the top 5
 
 
 class QueryResult(BaseModel):
@@ -40,6 +41,7 @@ class QueryResult(BaseModel):
     cited_texts: list[str] = Field(default_factory=list)
     insufficient: bool = False
     model_calls: int = 0
+    retrievals: int | None = Field(default=None, description="searches run for this query (from the trace)")
     latency_ms: float
     hallucination: float | None = Field(default=None, description="unsupported share of claim sentences")
     hallucination_llm: float | None = Field(default=None, description="the same, judged by the LLM")
@@ -91,7 +93,10 @@ def score_query(
         scores["citation_precision"] = m.citation_precision(
             result.cited_ids, gold, result.cited_texts, query.answers
         )
+        scores["answer_has_gold"] = m.answer_has_gold(answer, query.answers)
         scores["insufficient_rate"] = 1.0 if result.insufficient else 0.0
+        if m.hit_at_k(ranked, gold, GOLD_IN_TOP):
+            scores[f"insufficient_rate_gold@{GOLD_IN_TOP}"] = scores["insufficient_rate"]
         if query.meta.get("fakeanswer"):
             scores["misled_rate"] = m.misled(answer, query.answers, query.meta["fakeanswer"])
         scores["hallucination_rate"] = result.hallucination
@@ -127,6 +132,14 @@ def summarise(
     calls = m.mean_defined(float(r.model_calls) for r in results)
     if calls is not None:
         averaged["model_calls_per_q"] = calls
+    if answer_metrics:
+        lengths = [len(r.answer) for r in results if r.answer is not None and r.error is None]
+        p50 = m.percentile(lengths, 50)
+        if p50 is not None:
+            averaged["answer_chars_p50"] = p50
+    searches = m.mean_defined(float(r.retrievals) for r in results if r.retrievals is not None)
+    if searches is not None:
+        averaged["retrievals_per_q"] = searches
     if results:
         averaged["tokens_in_per_q"] = sum(r.tokens_in for r in results) / len(results)
         averaged["tokens_out_per_q"] = sum(r.tokens_out for r in results) / len(results)

@@ -19,6 +19,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import zhconv
+
 AnswerLike = str | Sequence[str] | None
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af\U00020000-\U0002ffff"
@@ -251,12 +253,19 @@ def token_f1(prediction: str | None, answers: Any) -> float | None:
     return max(_f1(pred_tokens, answer_tokens(gold)) for gold in golds)
 
 
-def _contains_answer(text: str, golds: Sequence[str]) -> bool:
+def to_simplified(text: str) -> str:
+    """Traditional Chinese characters as simplified ones (歐洲 -> 欧洲); other text unchanged."""
+    return zhconv.convert(text, "zh-cn") if text else text
+
+
+def _contains_answer(text: str, golds: Sequence[str], *, simplify: bool = False) -> bool:
     """Normalised substring match that respects Latin word and number edges: "70" is not found in
-    "170" and "art" not in "party", while "70" is found in "共有70个" (no spaces in Chinese)."""
-    haystack = normalize_answer(text)
+    "170" and "art" not in "party", while "70" is found in "共有70个" (no spaces in Chinese).
+    ``simplify`` also folds traditional characters to simplified on both sides."""
+    fold = to_simplified if simplify else (lambda value: value)
+    haystack = normalize_answer(fold(text))
     for gold in golds:
-        needle = normalize_answer(gold)
+        needle = normalize_answer(fold(gold))
         if not needle:
             continue
         pattern = re.escape(needle)
@@ -277,6 +286,41 @@ def answer_in_context(context: str | None, answers: Any) -> float | None:
     if not golds:
         return None
     return 1.0 if _contains_answer(context or "", golds) else 0.0
+
+
+def answer_has_gold(answer: str | None, answers: Any) -> float | None:
+    """1.0 when the answer text itself contains an acceptable answer after normalisation (case, width,
+    punctuation, traditional -> simplified), whole Latin words and numbers only; ``None`` without answers.
+
+    Unlike :func:`answer_in_context` this reads what the user reads: a fact that sits only in the
+    evidence or a citation snippet does not count."""
+    golds = _answer_list(answers)
+    if not golds:
+        return None
+    return 1.0 if _contains_answer(answer or "", golds, simplify=True) else 0.0
+
+
+RETRIEVAL_NODES = frozenset({"retrieve_vector", "retrieve_keyword", "retrieve_hybrid"})
+_HOPS_RE = re.compile(r"(\d+) sub-quer(?:y|ies), (\d+) bridge hops?")
+
+
+def retrievals_in_trace(trace: Sequence[Any]) -> int:
+    """Searches one question cost, counted from its trace: one per vector/keyword/hybrid node run, and
+    for a multi-hop node its sub-queries plus its bridge hops."""
+    total = 0
+    for item in trace:
+        entry = item.model_dump() if hasattr(item, "model_dump") else item  # a TraceEvent or its dict
+        node = entry.get("node")
+        if node in RETRIEVAL_NODES:
+            total += 1
+        elif node == "retrieve_multi_hop":
+            counts = entry.get("counts") or {}
+            if "sub_queries" in counts:
+                total += int(counts["sub_queries"]) + int(counts.get("bridge_hops", 0))
+            else:  # traces written before the count existed
+                found = _HOPS_RE.search(f"{entry.get('detail', '')} {entry.get('decision', '')}")
+                total += int(found.group(1)) + int(found.group(2)) if found else 1
+    return total
 
 
 def citation_precision(

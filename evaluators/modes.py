@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 from config import Settings
@@ -13,7 +14,8 @@ from core.text import detect_language
 from evaluators.datasets import Dataset, corpus_hash
 from ingestion.indexing import index_chunks
 from retrievers.factory import embedder_for
-from retrievers.index import IndexError_, index_exists, open_index
+from retrievers.index import IndexError_
+from retrievers.store import open_store, store_exists
 
 # Bump when what gets indexed changes (e.g. what text is embedded), so cached eval indexes rebuild.
 INDEX_RECIPE = 3
@@ -44,12 +46,25 @@ def corpus_chunks(dataset: Dataset) -> list[Chunk]:
     ]
 
 
-def prepare_index(dataset: Dataset, settings: Settings, index_dir: Path | None, progress: bool) -> Path:
-    folder = index_dir or Path(".agentic_rag/eval") / f"{dataset.name}-{index_key(dataset, settings)}"
-    if index_exists(folder):
+def prepare_index(
+    dataset: Dataset, settings: Settings, index_dir: Path | None, progress: bool
+) -> tuple[Settings, Path]:
+    """Settings and folder of the dataset's index, built unless an intact one exists.
+
+    With the Milvus store the index is a collection named after the dataset and the same key.
+    """
+    key = index_key(dataset, settings)
+    folder = index_dir or Path(".agentic_rag/eval") / f"{dataset.name}-{key}"
+    if settings.store == "milvus":
+        name = re.sub(r"[^A-Za-z0-9_]", "_", f"eval_{dataset.name}_{key}")
+        settings = settings.model_copy(update={"milvus_collection": name})
+    if store_exists(settings, folder):
         try:
-            open_index(folder).close()
-            return folder
+            store = open_store(settings, folder)
+            complete = store.count() == len(dataset.corpus)  # a Milvus build may have been cut short
+            store.close()
+            if complete:
+                return settings, folder
         except IndexError_:
             pass  # damaged or old: rebuild below
     index_chunks(
@@ -59,5 +74,6 @@ def prepare_index(dataset: Dataset, settings: Settings, index_dir: Path | None, 
         index_dir=folder,
         progress=progress,
         extra={"dataset": dataset.name, "corpus_hash": corpus_hash(dataset)},
+        collection=settings.milvus_collection if settings.store == "milvus" else None,
     )
-    return folder
+    return settings, folder

@@ -10,6 +10,7 @@ from config import Settings
 from evaluators.answer_cost import answer_cost
 from evaluators.datasets import Dataset, EvalQuery
 from evaluators.harness import QueryResult, RunMode
+from evaluators.metrics import retrievals_in_trace
 from evaluators.modes import prepare_index
 from graph.builder import build_graph
 from graph.run import ask
@@ -47,6 +48,7 @@ def mode_runner(app, context: AgentContext, mode: str) -> RunMode:
             cited_texts=cited_texts,
             insufficient=result.insufficient,
             model_calls=result.model_calls,
+            retrievals=retrievals_in_trace(result.trace),
             latency_ms=result.latency_ms,
             trace=result.trace_line(),
             **cost.model_dump(),
@@ -64,7 +66,7 @@ def build_modes(
     progress: bool = True,
 ) -> tuple[dict[str, RunMode], Callable[[], None]]:
     """RunModes for the harness plus a close() for the opened index."""
-    folder = prepare_index(dataset, settings, index_dir, progress)
+    settings, folder = prepare_index(dataset, settings, index_dir, progress)
     context = make_context(settings, folder)
     app = build_graph()
     runners = {mode: mode_runner(app, context, mode) for mode in modes}

@@ -7,7 +7,7 @@ from typing import Literal
 from langgraph.types import Send
 
 from nodes.cache import CACHED
-from nodes.policy import policy_for
+from nodes.policy import ANSWERED_BEFORE_SEARCH, policy_for
 from nodes.retrieve_multi_hop import fan_out
 from nodes.state import AgentState
 
@@ -21,8 +21,9 @@ RETRIEVE_NODE: dict[str, RetrieveNode] = {
 
 
 def route_entry(state: AgentState) -> EntryNode:
-    """Invalid input goes straight to the end; modes with analysis analyse; others search as fixed."""
-    if state.get("stop_reason") == "invalid_input":
+    """Invalid input and unresolvable follow-ups go straight to the end; modes with analysis analyse;
+    others search as fixed."""
+    if state.get("stop_reason") in ANSWERED_BEFORE_SEARCH:
         return "verify"
     policy = policy_for(state.get("mode") or "agentic")
     if policy.analyse or policy.strategy is None:

@@ -14,6 +14,7 @@ from core.chunks import Filters
 from core.schemas import Citation, Passage, QueryAnalysis, RetrievalEvaluation, SentenceSupport
 from core.trace import TraceEvent
 from nodes.context import AgentContext
+from providers.brain.budget import QuestionBudget, question_budget
 
 
 class AskResult(BaseModel):
@@ -34,6 +35,7 @@ class AskResult(BaseModel):
     latency_ms: float = 0.0
     thread_id: str | None = None
     error: str = ""
+    warnings: list[str] = Field(default_factory=list, description="e.g. the LLM endpoint was unreachable")
 
     def trace_line(self) -> str:
         """One line such as: analyze_query(factual/simple -> hybrid) > retrieve_hybrid > rerank > ..."""
@@ -96,8 +98,10 @@ def ask(
     guard, the recursion limit, which ends the run with a clear message instead of an exception."""
     started = time.perf_counter()
     config = run_config(context, thread_id)
+    budget = question_budget_for(context)
     try:
-        state = app.invoke(build_input(question, mode, filters), config=config, context=context)
+        with question_budget(budget):
+            state = app.invoke(build_input(question, mode, filters), config=config, context=context)
     except GraphRecursionError:
         return AskResult(
             question=question,
@@ -110,5 +114,13 @@ def ask(
             answer="",
             latency_ms=round((time.perf_counter() - started) * 1000, 1),
             thread_id=thread_id,
+            warnings=budget.warnings,
         )
-    return result_from_state(question, state, started, thread_id)
+    result = result_from_state(question, state, started, thread_id)
+    result.warnings = budget.warnings
+    return result
+
+
+def question_budget_for(context: AgentContext) -> QuestionBudget:
+    """A fresh per-question LLM budget from the settings (deadline ``llm_deadline_s``)."""
+    return QuestionBudget(context.settings.llm_deadline_s)

@@ -83,12 +83,23 @@ def index_chunks(
     vectors: np.ndarray | None = None,
     progress: bool = True,
     extra: dict | None = None,
+    collection: str | None = None,
 ) -> int:
-    """Index prepared chunks (a dataset corpus) as a fresh generation; returns the chunk count."""
+    """Index prepared chunks (a dataset corpus) afresh in the selected store; returns the chunk count.
+
+    Local: a new generation in ``index_dir``. Milvus: the collection (``collection`` or the settings'
+    one) is dropped and re-created.
+    """
     if vectors is None:
         vectors = embed_in_batches(
             embedder, [embedding_text(c) for c in chunks], settings.embed_batch_size, progress
         )
+    if settings.store == "milvus":
+        from ingestion.sinks import open_sink, source_records  # sinks build on this module
+
+        with open_sink(settings, embedder.name, embedder.dim, rebuild=True, collection=collection) as sink:
+            sink.write(chunks, np.asarray(vectors), source_records(chunks), set())
+        return len(chunks)
     with write_lock(index_dir):
         write_generation(
             index_dir,

@@ -1,5 +1,6 @@
 """Incremental ingestion: new and changed files are split and embedded, unchanged files keep their
-chunks and vectors, deleted files lose theirs, and the result is written as a new index generation.
+chunks and vectors, deleted files lose theirs, and the result is written to the selected store (a new
+local index generation, or upserts and deletes in Milvus: ``ingestion.sinks``).
 
 A file that fails to load is reported with its reason and never aborts the run; if an earlier
 version of it was indexed, that version is kept (bad input loses nothing).
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +22,13 @@ from config import Settings
 from core.chunks import Chunk
 from core.text import detect_language
 from ingestion.documents import LoadedDocument, TextPiece
-from ingestion.indexing import bm25_tokens, build_params, embed_in_batches, embedding_text, progress_interval
+from ingestion.indexing import embed_in_batches, embedding_text, progress_interval
 from ingestion.loaders import LoaderError, iter_source_files, load_document
 from ingestion.records import RECORD_SUFFIXES, load_records
+from ingestion.sinks import open_sink
 from ingestion.splitter import SplitConfig, split_document
 from providers.embeddings import Embedder
 from retrievers.docstore import FileRecord
-from retrievers.index import IndexError_, read_generation, write_generation, write_lock
 
 
 class FailedFile(BaseModel):
@@ -106,6 +107,71 @@ def _under(path: str, roots: list[Path]) -> bool:
     return any(p == root or root in p.parents for root in roots)
 
 
+class FileOutcome(BaseModel):
+    """One file read and split: its record and chunks, or why it failed."""
+
+    source: str
+    record: FileRecord | None = None
+    chunks: list[Chunk] = Field(default_factory=list)
+    error: str | None = None
+
+
+def split_config(settings: Settings) -> SplitConfig:
+    return SplitConfig(
+        chunk_size=settings.chunk_size,
+        chunk_overlap=settings.chunk_overlap,
+        semantic=settings.semantic_split,
+        semantic_threshold=settings.semantic_threshold,
+    )
+
+
+def load_file(path: Path, digest: str, settings: Settings, semantic_embed: Any = None) -> FileOutcome:
+    """Read and split one file; a loader failure becomes the outcome's ``error``, never an exception."""
+    source = str(path)
+    max_bytes = int(settings.max_file_mb * 1024 * 1024)
+    try:
+        doc, chunks = load_chunks(path, max_bytes, split_config(settings), semantic_embed, digest)
+        if not chunks:
+            raise LoaderError("no text to index")
+    except (LoaderError, OSError) as exc:
+        return FileOutcome(source=source, error=getattr(exc, "reason", None) or str(exc))
+    record = FileRecord(
+        source=source,
+        file_hash=digest,
+        mtime=doc.mtime,
+        size=doc.size,
+        n_chunks=len(chunks),
+        ingested_at=time.time(),
+    )
+    return FileOutcome(source=source, record=record, chunks=chunks)
+
+
+# Reads, splits and embeds the files to (re)index: (path, sha256) pairs -> outcomes and the vectors of
+# all their chunks in order. The plain one runs here; ``ingestion.ray_ingest`` runs on a Ray cluster.
+Processor = Callable[[list[tuple[Path, str]]], tuple[list[FileOutcome], np.ndarray]]
+
+
+def local_processor(settings: Settings, embedder: Embedder, progress: bool) -> Processor:
+    def process(items: list[tuple[Path, str]]) -> tuple[list[FileOutcome], np.ndarray]:
+        semantic_embed = embedder.embed_documents if settings.semantic_split else None
+        outcomes = [
+            load_file(path, digest, settings, semantic_embed)
+            for path, digest in tqdm(
+                items,
+                desc="reading",
+                unit="file",
+                disable=not progress,
+                leave=False,
+                mininterval=progress_interval(),
+            )
+        ]
+        chunks = [c for o in outcomes for c in o.chunks]
+        texts = [embedding_text(c) for c in chunks]
+        return outcomes, embed_in_batches(embedder, texts, settings.embed_batch_size, progress)
+
+    return process
+
+
 def ingest_paths(
     paths: list[Path],
     settings: Settings,
@@ -114,43 +180,31 @@ def ingest_paths(
     index_dir: Path | None = None,
     rebuild: bool = False,
     progress: bool = True,
+    processor: Processor | None = None,
 ) -> IngestReport:
-    folder = Path(index_dir or settings.index_dir)
     started = time.perf_counter()
-    report = IngestReport(index_dir=str(folder))
     roots = [Path(p).resolve() for p in paths]
     for root in roots:
         if not root.exists():
             raise FileNotFoundError(f"{root} does not exist")
-    split_config = SplitConfig(
-        chunk_size=settings.chunk_size,
-        chunk_overlap=settings.chunk_overlap,
-        semantic=settings.semantic_split,
-        semantic_threshold=settings.semantic_threshold,
-    )
     max_bytes = int(settings.max_file_mb * 1024 * 1024)
-    with write_lock(folder):
-        previous = None if rebuild else read_generation(folder)
-        if previous is not None and previous[2]["embedder"] != embedder.name:
-            raise IndexError_(
-                f"the index in {folder} was built with embedder {previous[2]['embedder']!r}, not "
-                f"{embedder.name!r}; re-ingest everything with --rebuild"
-            )
-        old_files = previous[0].files() if previous else {}
+    process = processor or local_processor(settings, embedder, progress)
+    with open_sink(settings, embedder.name, embedder.dim, index_dir=index_dir, rebuild=rebuild) as sink:
+        report = IngestReport(index_dir=sink.location)
+        old_files = sink.files()
         files = [p.resolve() for p in iter_source_files(roots)]
         report.files_seen = len(files)
         keep_sources: set[str] = set()
-        new_chunks: list[Chunk] = []
         records: dict[str, FileRecord] = {}
-        semantic_embed = embedder.embed_documents if settings.semantic_split else None
-        for path in tqdm(
-            files,
-            desc="reading",
-            unit="file",
-            disable=not progress,
-            leave=False,
-            mininterval=progress_interval(),
-        ):
+        to_load: list[tuple[Path, str]] = []
+
+        def failed(source: str, reason: str) -> None:
+            report.failed.append(FailedFile(source=source, reason=reason))
+            if source in old_files:  # keep the last good version
+                keep_sources.add(source)
+                records[source] = old_files[source]
+
+        for path in files:
             source = str(path)
             try:
                 if path.stat().st_size > max_bytes:
@@ -158,32 +212,30 @@ def ingest_paths(
                         f"file too large ({path.stat().st_size / 1e6:.1f} MB > {settings.max_file_mb} MB)"
                     )
                 digest = file_sha256(path)
-                old = old_files.get(source)
-                if old is not None and old.file_hash == digest:
-                    keep_sources.add(source)
-                    records[source] = old
-                    report.unchanged.append(source)
-                    continue
-                doc, chunks = load_chunks(path, max_bytes, split_config, semantic_embed, digest)
-                if not chunks:
-                    raise LoaderError("no text to index")
             except (LoaderError, OSError) as exc:
-                reason = getattr(exc, "reason", None) or str(exc)
-                report.failed.append(FailedFile(source=source, reason=reason))
-                if source in old_files:  # keep the last good version
-                    keep_sources.add(source)
-                    records[source] = old_files[source]
+                failed(source, getattr(exc, "reason", None) or str(exc))
                 continue
-            new_chunks.extend(chunks)
-            records[source] = FileRecord(
-                source=source,
-                file_hash=digest,
-                mtime=doc.mtime,
-                size=doc.size,
-                n_chunks=len(chunks),
-                ingested_at=time.time(),
-            )
-            (report.updated if source in old_files else report.added).append(source)
+            old = old_files.get(source)
+            if old is not None and old.file_hash == digest:
+                keep_sources.add(source)
+                records[source] = old
+                report.unchanged.append(source)
+            else:
+                to_load.append((path, digest))
+        outcomes, all_vectors = process(to_load)
+        new_chunks: list[Chunk] = []
+        vector_rows: list[int] = []
+        row = 0
+        for outcome in outcomes:
+            count = len(outcome.chunks)
+            if outcome.error is not None or outcome.record is None:
+                failed(outcome.source, outcome.error or "not processed")
+            else:
+                new_chunks.extend(outcome.chunks)
+                vector_rows.extend(range(row, row + count))
+                records[outcome.source] = outcome.record
+                (report.updated if outcome.source in old_files else report.added).append(outcome.source)
+            row += count
         scanned = {str(p) for p in files}
         for source in old_files:
             if source in keep_sources or source in records:
@@ -193,43 +245,8 @@ def ingest_paths(
             elif not _under(source, roots):  # outside this run's paths: untouched
                 keep_sources.add(source)
                 records[source] = old_files[source]
-        vectors = embed_in_batches(
-            embedder, [embedding_text(c) for c in new_chunks], settings.embed_batch_size, progress
-        )
+        vectors = all_vectors[vector_rows] if len(vector_rows) else all_vectors[:0]
         report.chunks_embedded = len(new_chunks)
-
-        def rows() -> Iterator[tuple[Chunk, list[str], np.ndarray]]:
-            if previous is not None:
-                store, old_vectors, _ = previous
-                for pos, chunk, tokens in store.iter_rows(keep_sources):
-                    yield chunk, tokens.split(" ") if tokens else [], old_vectors[pos]
-            for chunk, vector in zip(new_chunks, vectors, strict=True):
-                yield chunk, bm25_tokens(chunk, settings.bm25_title_boost), vector
-
-        counted = _Counted(rows())
-        write_generation(
-            folder,
-            counted,
-            records.values(),
-            embedder=embedder.name,
-            dim=embedder.dim,
-            params=build_params(settings),
-        )
-        if previous is not None:
-            previous[0].close()
-        report.chunks_total = counted.n
+        report.chunks_total = sink.write(new_chunks, vectors, records, keep_sources)
     report.seconds = round(time.perf_counter() - started, 2)
     return report
-
-
-class _Counted:
-    """Pass rows through while counting them."""
-
-    def __init__(self, rows: Iterator) -> None:
-        self.rows = rows
-        self.n = 0
-
-    def __iter__(self) -> Iterator:
-        for row in self.rows:
-            self.n += 1
-            yield row

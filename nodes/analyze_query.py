@@ -10,7 +10,7 @@ from langgraph.runtime import Runtime
 from core.trace import Decision
 from nodes.common import ctx, event, policy_of, question_of
 from nodes.context import AgentContext
-from nodes.policy import initial_strategy
+from nodes.policy import route_reason
 from nodes.state import AgentState
 
 
@@ -19,7 +19,7 @@ def analyze_query(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
     context = ctx(runtime)
     question = question_of(state)
     analysis = context.brain.analyse(question)
-    strategy = initial_strategy(policy_of(state, context), analysis)
+    strategy, why = route_reason(policy_of(state, context), analysis)
     return {
         "analysis": analysis,
         "strategy": strategy,
@@ -30,7 +30,7 @@ def analyze_query(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
                 started,
                 context,
                 Decision.ROUTED,
-                f"{analysis.query_type}/{analysis.complexity} -> {strategy}",
+                f"{analysis.query_type}/{analysis.complexity} -> {strategy} ({why})",
                 sub_queries=len(analysis.sub_queries),
                 identifiers=len(analysis.identifiers),
             )

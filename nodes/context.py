@@ -45,24 +45,29 @@ def build_context(settings: Settings | None = None, *, index_dir: Path | None = 
     return AgentContext(
         settings=settings,
         retrievers=retrievers,
-        brain=make_brain(settings),
+        brain=make_brain(settings, retrievers.embedder),
         reranker=reranker,
         cache=open_answer_cache(settings, folder, generation_key(retrievers.index)),
     )
 
 
-def generation_key(index: Any) -> str:
-    """Names the index's contents: a rebuilt folder may reuse a generation number, not its timestamp."""
-    return f"{index.generation.name}@{index.manifest.get('created_at')}"
+def generation_key(store: Any) -> str | None:
+    """Names the local index's contents (a rebuilt folder may reuse a generation number, not its
+    timestamp); None for a Milvus collection, which has no generations: no answer cache there."""
+    generation = getattr(store, "generation", None)
+    if generation is None:
+        return None
+    return f"{generation.name}@{store.manifest.get('created_at')}"
 
 
 def cache_path(index_dir: Path) -> Path:
     return Path(index_dir) / "cache" / "answers.sqlite"
 
 
-def open_answer_cache(settings: Settings, index_dir: Path, generation: str) -> AnswerCache | None:
-    """The answer cache of this index generation, or None when ``answer_cache`` is off."""
-    if not settings.answer_cache:
+def open_answer_cache(settings: Settings, index_dir: Path, generation: str | None) -> AnswerCache | None:
+    """The answer cache of this index generation, or None when ``answer_cache`` is off or there are no
+    generations to invalidate it by (Milvus)."""
+    if not settings.answer_cache or generation is None:
         return None
     return AnswerCache(
         cache_path(index_dir),

@@ -8,12 +8,14 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
+from core.text import detect_language
 from core.trace import Decision
 from memory.history import history_turns, trim_history
 from nodes.common import ctx, event
 from nodes.context import AgentContext
 from nodes.policy import MODES
 from nodes.state import RESET, TURN_RESET, AgentState
+from providers.brain.contextualise import needs_clarification
 
 
 def validate_question(question: str, max_chars: int) -> str:
@@ -26,6 +28,18 @@ def validate_question(question: str, max_chars: int) -> str:
             f"(AGENTIC_RAG_MAX_QUESTION_CHARS). / 问题过长。"
         )
     return ""
+
+
+def clarifying_question(question: str) -> str:
+    """What to say when a fresh thread opens with "it" / "那个…": ask, in the question's language."""
+    if detect_language(question) == "zh":
+        return (
+            "您指的是哪一个？这是新的对话，我不知道“" + question.strip() + "”里说的是什么，请说出它的名称。"
+        )
+    return (
+        f'Which one do you mean? This is a new conversation, so I cannot tell what "{question.strip()}" '
+        "refers to; please name it."
+    )
 
 
 def _latest_human(messages: list[Any]) -> str:
@@ -61,6 +75,13 @@ def contextualize(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
         return update
     earlier = messages[:-1] if messages and _latest_human(messages[-1:]) == question else messages
     history = history_turns(trim_history(earlier, settings.history_token_budget), max_turns=6)
+    if needs_clarification(question, history):
+        ask = clarifying_question(question)
+        update.update(
+            answer=ask, insufficient=True, stop_reason="needs_clarification", standalone_question=""
+        )
+        update["trace"] = [RESET, event("contextualize", started, context, Decision.CLARIFY, ask, turns=0)]
+        return update
     standalone = (context.brain.contextualise(question, history) if history else question) or question
     update["standalone_question"] = standalone
     decision = Decision.FOLLOW_UP if standalone != question else Decision.STANDALONE

@@ -7,18 +7,12 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from core.schemas import QueryAnalysis, RetrievalEvaluation
+from core.schemas import QueryAnalysis
 from core.trace import Decision
 from nodes.common import ctx, event, policy_of, question_of
 from nodes.context import AgentContext
 from nodes.policy import stop_reason
 from nodes.state import AgentState
-
-RELEVANT = 0.5
-
-
-def relevant_ids_of(evaluation: RetrievalEvaluation) -> list[str]:
-    return [j.chunk_id for j in evaluation.judgements if j.relevance >= RELEVANT]
 
 
 def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
@@ -35,7 +29,7 @@ def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     chunks = (state.get("reranked") or [])[: context.settings.top_k]
     evaluation = context.brain.judge(question, analysis, chunks, list(state.get("queries_tried") or []))
     before = list(state.get("relevant_ids") or [])
-    now_relevant = relevant_ids_of(evaluation)
+    now_relevant = evaluation.relevant_ids()
     new = [cid for cid in now_relevant if cid not in before]
     reason = stop_reason(
         policy=policy,

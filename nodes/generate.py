@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from core.schemas import Citation, Passage
-from core.text import parse_citations, replace_citations
+from core.text import CITATION_RE, parse_citations, replace_citations
 from core.trace import Decision
 from nodes.common import ctx, event, question_of
 from nodes.context import AgentContext
@@ -31,6 +32,30 @@ def citations_for(answer: str, passages: list[Passage]) -> list[Citation]:
     ]
 
 
+def renumber_by_first_use(answer: str, passages: list[Passage]) -> tuple[str, list[Passage]]:
+    """Citations numbered 1..n in the order the answer first uses them; uncited passages follow.
+
+    The writer cites passage numbers from the evidence order ([3] before [1], gaps); readers expect
+    [1] first. Passages are renumbered to match, so every marker still points at its passage.
+    """
+    order = [n for n in parse_citations(answer) if n in {p.number for p in passages}]
+    order += [p.number for p in passages if p.number not in order]
+    new_number = {old: new for new, old in enumerate(order, start=1)}
+    if all(old == new for old, new in new_number.items()):
+        return answer, passages
+    text = CITATION_RE.sub(
+        lambda m: (
+            "["
+            + ", ".join(str(new_number.get(int(n), n)) for n in re.split(r"\s*[,，]\s*", m.group(1)))
+            + "]"
+        ),
+        answer,
+    )
+    by_number = {p.number: p for p in passages}
+    renumbered = [by_number[old].model_copy(update={"number": new}) for old, new in new_number.items()]
+    return text, sorted(renumbered, key=lambda p: p.number)
+
+
 def strip_unknown_markers(answer: str, passages: list[Passage]) -> str:
     """Drop [n] markers that point at no passage (a model may invent them)."""
     numbers = {p.number for p in passages}
@@ -42,13 +67,14 @@ def generate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     context = ctx(runtime)
     passages = state.get("passages") or []
     draft = context.brain.write(question_of(state), passages)
-    answer = strip_unknown_markers(draft.answer, passages)
+    answer, passages = renumber_by_first_use(strip_unknown_markers(draft.answer, passages), passages)
     citations = citations_for(answer, passages)
     insufficient = draft.insufficient or not passages
     decision = Decision.INSUFFICIENT if insufficient else Decision.ANSWERED
     tools = "; ".join(f"{call['name']}: {call['shown']}" for call in draft.tool_calls)
     return {
         "answer": answer,
+        "passages": passages,
         "citations": citations,
         "insufficient": insufficient,
         "trace": [

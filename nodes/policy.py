@@ -13,14 +13,16 @@ from core.schemas import QueryAnalysis, RetrievalEvaluation, StrategyName
 
 Mode = Literal["naive", "keyword", "hybrid", "hybrid_rerank", "self_query", "agentic"]
 MODES: tuple[Mode, ...] = get_args(Mode)
-StopReason = Literal["", "single_pass", "sufficient", "max_retries", "no_progress", "invalid_input"]
+StopReason = Literal[
+    "", "single_pass", "sufficient", "max_retries", "no_progress", "invalid_input", "needs_clarification"
+]
+ANSWERED_BEFORE_SEARCH: tuple[StopReason, ...] = ("invalid_input", "needs_clarification")
 
 ACTION_STRATEGY: dict[str, StrategyName] = {
     "retry_vector": "vector",
     "retry_keyword": "keyword",
     "multi_hop": "multi_hop",
 }
-COMPLEXITY_FOR_BRIDGE = ("simple", "moderate", "complex")
 
 
 @dataclass(frozen=True)
@@ -52,30 +54,62 @@ def policy_for(mode: str) -> ModePolicy:
 
 
 def initial_strategy(policy: ModePolicy, analysis: QueryAnalysis | None) -> StrategyName:
-    """Explicit identifiers go to keyword search first; otherwise the analysis decides."""
+    """One search for a single-hop question; one per part for a question with several parts.
+
+    Explicit identifiers go to keyword search first; otherwise the analysis decides. A second hop is
+    not planned here: it runs when the question is a nested relation or the evidence points to it.
+    """
+    return route_reason(policy, analysis)[0]
+
+
+def route_reason(policy: ModePolicy, analysis: QueryAnalysis | None) -> tuple[StrategyName, str]:
+    """The first strategy and why it was chosen (for the trace)."""
     if policy.strategy:
-        return policy.strategy
+        return policy.strategy, f"fixed by the mode: {policy.strategy}"
+    parts = len(analysis.sub_queries) if analysis else 0
     if not policy.follow_recommendation:
-        return "multi_hop" if analysis and analysis.sub_queries else "hybrid"
+        return ("multi_hop", f"{parts} parts") if parts else ("hybrid", "single search")
     if analysis is None:
-        return "hybrid"
-    if analysis.recommended_strategy == "multi_hop" and analysis.sub_queries:
-        return "multi_hop"
+        return "hybrid", "no analysis"
+    if parts >= 2:
+        kind = "a nested relation" if any(is_bridge_template(q) for q in analysis.sub_queries) else "parts"
+        return "multi_hop", f"{parts} sub-queries ({kind}): one search each"
     if analysis.identifiers and analysis.recommended_strategy != "vector":
-        return "keyword"
+        return "keyword", f"exact terms {', '.join(analysis.identifiers[:3])}: one keyword search"
     strategy = analysis.recommended_strategy
-    if strategy in ("hybrid", "multi_hop") and analysis.complexity in COMPLEXITY_FOR_BRIDGE:
-        # A question may need a passage only reachable through another one; the multi-hop route
-        # searches it as asked, then hops through the documents its best passages name.
-        return "multi_hop"
-    return "hybrid" if strategy == "multi_hop" else strategy
+    if strategy == "multi_hop":  # recommended without sub-queries to search: nothing to split
+        return "hybrid", "single-hop question: one search"
+    return strategy, f"single-hop question: one {strategy} search"
 
 
-def strategy_after(evaluation: RetrievalEvaluation, current: str, has_sub_queries: bool) -> StrategyName:
+def is_bridge_template(sub_query: str) -> bool:
+    """A second-hop template ("spouse of <director of X>") needs the entity the first hop finds."""
+    return "<" in sub_query and ">" in sub_query
+
+
+def second_hop_reason(
+    policy: ModePolicy, analysis: QueryAnalysis | None, evaluation: RetrievalEvaluation | None
+) -> str:
+    """Why a multi-hop search hops again through bridge entities, or "" when it should not.
+
+    Only when the question is a nested relation (a bridge template) or the judge found the evidence
+    short while its best passages name something the question does not (``multi_hop`` suggested
+    without sub-queries); comparisons and plain multi-part questions are answered by their parts.
+    """
+    if not policy.second_hop:
+        return ""
+    if analysis and any(is_bridge_template(q) for q in analysis.sub_queries):
+        return "nested relation in the question"
+    if evaluation is not None and evaluation.suggested_action == "multi_hop" and not evaluation.is_sufficient:
+        return "the best passages point to what is missing"
+    return ""
+
+
+def strategy_after(evaluation: RetrievalEvaluation, current: str) -> StrategyName:
     """Strategy for a retry: what the evaluator suggests, never the same failing keyword search twice."""
     suggested = ACTION_STRATEGY.get(evaluation.suggested_action)
-    if suggested == "multi_hop" and not has_sub_queries:
-        suggested = "hybrid"
+    # multi_hop without sub-queries searches the rewritten query, then hops through what the best
+    # passages name (second_hop_reason); with sub-queries it searches each part again
     if suggested:
         return suggested
     if current in ("keyword", "vector") or current not in get_args(StrategyName):

@@ -14,6 +14,7 @@ from core.schemas import strip_bridge
 from core.trace import Decision
 from nodes.common import ctx, event, filters_of, policy_of, question_of
 from nodes.context import AgentContext
+from nodes.policy import second_hop_reason
 from nodes.retrieve import depth, retrieval_update
 from nodes.state import RESET, AgentState, HopHits, SubQuery
 from retrievers.multi_hop import fuse_hops
@@ -49,7 +50,8 @@ def merge_hops(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, A
     first = {h.query: h.hits for h in state.get("hop_hits") or []}
     question = question_of(state)
     second: dict[str, list[ScoredChunk]] = {}
-    if policy_of(state, context).second_hop:
+    why = second_hop_reason(policy_of(state, context), state.get("analysis"), state.get("evaluation"))
+    if why:
         for bridge in context.retrievers.multi_hop.bridges(question, first):
             second[bridge] = context.retrievers.multi_hop.search_bridge(
                 bridge, question, depth(context), filters_of(state)
@@ -67,7 +69,8 @@ def merge_hops(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, A
             started,
             context,
             Decision.SEARCHED,
-            f"{len(first)} sub-queries, {len(second)} bridge hops",
+            f"{len(first)} sub-queries, {len(second)} bridge hops"
+            + (f" ({why})" if why else " (no second hop: the parts answer the question)"),
             sub_queries=len(first),
             bridge_hops=len(second),
             hits=len(fused),

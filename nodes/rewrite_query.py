@@ -9,9 +9,9 @@ from langgraph.runtime import Runtime
 
 from core.schemas import RetrievalEvaluation
 from core.trace import Decision
-from nodes.common import ctx, event, question_of
+from nodes.common import ctx, event, policy_of, question_of
 from nodes.context import AgentContext
-from nodes.policy import strategy_after
+from nodes.policy import second_hop_reason, strategy_after
 from nodes.state import AgentState
 
 
@@ -22,8 +22,10 @@ def rewrite_query(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
     analysis = state.get("analysis")
     tried = list(state.get("queries_tried") or [])
     query = context.brain.rewrite(question_of(state), evaluation, tried)
-    has_subs = bool(analysis and analysis.sub_queries)
-    strategy = strategy_after(evaluation, state.get("strategy") or "hybrid", has_subs)
+    strategy = strategy_after(evaluation, state.get("strategy") or "hybrid")
+    why = (
+        second_hop_reason(policy_of(state, context), analysis, evaluation) if strategy == "multi_hop" else ""
+    )
     attempt = int(state.get("attempt") or 0) + 1
     return {
         "query": query,
@@ -35,7 +37,10 @@ def rewrite_query(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
                 started,
                 context,
                 Decision.REWRITTEN,
-                f"attempt {attempt}: {strategy}",
+                f"attempt {attempt}: {strategy} ({evaluation.suggested_action}"
+                + (f"; {why}" if why else "")
+                + (f"; missing {', '.join(evaluation.missing_info[:3])}" if evaluation.missing_info else "")
+                + ")",
                 query=query,
                 attempt=attempt,
             )

@@ -13,9 +13,16 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from core.chunks import Filters, ScoredChunk
-from core.schemas import Citation, Passage, QueryAnalysis, RetrievalEvaluation, SentenceSupport
-from core.trace import TraceEvent
+from core.chunks import Chunk, Filters, ScoredChunk
+from core.schemas import (
+    ChunkJudgement,
+    Citation,
+    Passage,
+    QueryAnalysis,
+    RetrievalEvaluation,
+    SentenceSupport,
+)
+from core.trace import Decision, TraceEvent
 
 T = TypeVar("T")
 RESET: Literal["__reset__"] = "__reset__"
@@ -104,3 +111,22 @@ TURN_RESET: dict[str, Any] = {
     "insufficient": False,
     "error": "",
 }
+
+
+# The classes a checkpoint of this state may hold: a saver read directly (thread listings, the
+# session's resume check) loads exactly these, besides LangGraph's own types.
+CHECKPOINT_TYPES: tuple[type, ...] = (
+    QueryAnalysis,
+    ChunkJudgement,
+    RetrievalEvaluation,
+    Chunk,
+    ScoredChunk,
+    Filters,
+    Passage,
+    Citation,
+    SentenceSupport,
+    TraceEvent,
+    Decision,
+    HopHits,
+    SubQuery,
+)

@@ -202,13 +202,27 @@ def _local_folder(raw: str, what: str) -> Path:
     return folder.resolve()
 
 
+ST_EXTRA_HINT = (
+    "needs torch and sentence-transformers, an optional extra: "
+    "pip install 'torch==2.13.0' && pip install '.[st]' (or choose another model)"
+)
+
+
+def sentence_transformers(spec: str) -> tuple[Any, Any]:
+    """``(torch, sentence_transformers)``, or a ValueError naming the setting and the extra to install."""
+    try:
+        import sentence_transformers as st
+        import torch
+    except ImportError:
+        raise ValueError(f"{spec!r} {ST_EXTRA_HINT}") from None
+    return torch, st
+
+
 @lru_cache(maxsize=4)
 def _st_model(folder: str) -> Any:
-    import torch
-    from sentence_transformers import SentenceTransformer
-
+    torch, st = sentence_transformers("st:")
     torch.set_num_threads(_intra_op_threads())
-    return SentenceTransformer(folder, device="cpu", local_files_only=True)
+    return st.SentenceTransformer(folder, device="cpu", local_files_only=True)
 
 
 class SentenceTransformerEmbedder(_BatchedEmbedder):

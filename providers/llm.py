@@ -1,8 +1,9 @@
 """Chat model factory: ``ChatOpenAI`` pointed at OpenAI or any OpenAI-compatible server.
 
 vLLM, Ollama, llama.cpp server, LM Studio and hosted APIs all speak ``/v1/chat/completions``, so one
-client covers them. Retries with exponential backoff on 408/409/429/5xx, timeouts and dropped
-connections are the ``openai`` client's own (it honours ``Retry-After``); we only set how many.
+client covers them. The brain builds its model with the client's retries off: it retries 429, 5xx and
+timeouts itself within the question's deadline and never retries a refused connection
+(providers/brain/chat.py).
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def chat_model_from_settings(settings: Settings, *, streaming: bool = True) -> B
         api_key=settings.openai_api_key,
         model=settings.llm_model,
         timeout_s=settings.llm_timeout_s,
-        max_retries=settings.llm_max_retries,
+        max_retries=0,  # the brain retries (providers/brain/chat.py)
         temperature=settings.llm_temperature,
         streaming=streaming,
     )

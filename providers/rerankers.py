@@ -24,7 +24,7 @@ import numpy as np
 from core.chunks import Chunk, ScoredChunk
 from core.tokenize import identifiers_in, tokenize
 from providers.embedding_cache import CachedEmbedder, EmbeddingCache
-from providers.embeddings import E5SmallEmbedder, Embedder
+from providers.embeddings import E5SmallEmbedder, Embedder, sentence_transformers
 
 RERANKER_CHOICES = ("none", "lexical", "e5", "cross-encoder:<local model folder>")
 CACHE_FILE = "embedding_cache.sqlite"
@@ -223,11 +223,9 @@ def _proximity(doc: Sequence[str], wanted: set[str]) -> float:
 
 @lru_cache(maxsize=4)
 def _cross_encoder(folder: str) -> Any:
-    import torch
-    from sentence_transformers import CrossEncoder
-
+    torch, st = sentence_transformers("cross-encoder:")
     torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
-    return CrossEncoder(folder, device="cpu", local_files_only=True)
+    return st.CrossEncoder(folder, device="cpu", local_files_only=True)
 
 
 class CrossEncoderReranker:

@@ -1,4 +1,4 @@
-"""Build every retriever over one opened index from settings."""
+"""Build every retriever over one opened store (local index or Milvus) from settings."""
 
 from __future__ import annotations
 
@@ -8,15 +8,16 @@ from pathlib import Path
 from config import Settings
 from providers.embeddings import Embedder, make_embedder
 from retrievers.hybrid import HybridRetriever
-from retrievers.index import Index, IndexError_, open_index
+from retrievers.index import IndexError_
 from retrievers.keyword import KeywordRetriever
 from retrievers.multi_hop import MultiHopRetriever, TitleLinker
+from retrievers.store import Store, open_store
 from retrievers.vector import HydeRetriever, VectorRetriever
 
 
 @dataclass
 class RetrieverSet:
-    index: Index
+    index: Store
     embedder: Embedder
     vector: VectorRetriever
     keyword: KeywordRetriever
@@ -40,18 +41,20 @@ def embedder_for(settings: Settings) -> Embedder:
     )
 
 
-def build_retrievers(index: Index, settings: Settings, embedder: Embedder | None = None) -> RetrieverSet:
+def build_retrievers(index: Store, settings: Settings, embedder: Embedder | None = None) -> RetrieverSet:
     embedder = embedder or embedder_for(settings)
     if embedder.name != index.embedder_name:
         raise IndexError_(
-            f"the index in {index.folder} was built with embedder {index.embedder_name!r} but the "
+            f"the index in {index.location} was built with embedder {index.embedder_name!r} but the "
             f"settings select {embedder.name!r}; set AGENTIC_RAG_EMBEDDER accordingly or rebuild with: "
-            f"python main.py ingest --rebuild --index {index.folder} PATH..."
+            "python main.py ingest --rebuild PATH..."
         )
     vector = VectorRetriever(index, embedder)
     keyword = KeywordRetriever(index)
     hybrid = HybridRetriever(
         [vector, keyword],
+        index,
+        fusion=settings.fusion,
         rrf_k=settings.rrf_k,
         weights={"vector": settings.vector_weight, "keyword": settings.keyword_weight},
         candidate_k=settings.candidate_k,
@@ -63,12 +66,16 @@ def build_retrievers(index: Index, settings: Settings, embedder: Embedder | None
         keyword=keyword,
         hybrid=hybrid,
         multi_hop=MultiHopRetriever(
-            hybrid, titles=TitleLinker(index.docstore.titles()), rrf_k=settings.rrf_k
+            hybrid, titles=TitleLinker(index.titles()), rrf_k=settings.rrf_k
         ),
         hyde=HydeRetriever(vector),
     )
 
 
 def open_retrievers(settings: Settings, index_dir: Path | None = None) -> RetrieverSet:
-    index = open_index(Path(index_dir or settings.index_dir), ef_search=settings.hnsw_ef_search)
-    return build_retrievers(index, settings)
+    store = open_store(settings, index_dir)
+    try:
+        return build_retrievers(store, settings)
+    except BaseException:
+        store.close()
+        raise

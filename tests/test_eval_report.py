@@ -312,6 +312,24 @@ def test_bm25_mode_with_extractive_answers_on_a_chinese_set() -> None:
     assert metrics["model_calls_per_q"] == 1.0
 
 
+def test_answer_length_gold_in_answer_and_searches_per_question() -> None:
+    """Hand-computed: answers 重庆 / 哈尔滨 / 景德镇 / None -> lengths 2, 3, 3 -> median 3; the titles are
+    the gold answers of z1-z3 and z4 has no answer (0.0): 3/4. Searches 1, 1, 2, 3 -> 1.75 per question."""
+    dataset = make_dataset("tiny_zh", ZH_DOCS, ZH_QUERIES, "zh")
+    inner = bm25_mode(dataset, with_answer=True)
+    searches = {"z1": 1, "z2": 1, "z3": 2, "z4": 3}
+
+    def run(query: EvalQuery) -> QueryResult:
+        return inner(query).model_copy(update={"retrievals": searches[query.id]})
+
+    summary, _ = evaluate_mode("keyword_answer", run, dataset, [1, 5], progress=False)
+    assert summary.metrics["answer_has_gold"] == pytest.approx(0.75)
+    assert summary.metrics["answer_chars_p50"] == 3.0
+    assert summary.metrics["retrievals_per_q"] == pytest.approx(1.75)
+    # z1-z3 have their gold passage in the top 5 and were answered: never "insufficient" there
+    assert summary.metrics["insufficient_rate_gold@5"] == 0.0
+
+
 def test_run_evaluation_writes_every_file_and_survives_a_failing_mode(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

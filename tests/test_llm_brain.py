@@ -65,10 +65,10 @@ def make_brain(
         api_key=None,
         model="scripted-model",
         timeout_s=timeout_s,
-        max_retries=max_retries,
+        max_retries=0,
         temperature=0.0,
     )
-    return llm_brain(model, fallback, **options)
+    return llm_brain(model, fallback, max_retries=max_retries, **options)
 
 
 def calls(brain: Brain) -> list[dict[str, Any]]:
@@ -255,7 +255,7 @@ def test_rate_limit_then_success_is_retried_by_the_client(
     openai_server.script(http_error(429, "rate limited"), reply_json(COMPARATIVE))
     assert brain.analyse("BM25 和向量检索有什么区别？").query_type == "comparative"
     assert len(openai_server.requests) == 2
-    assert calls(brain)[0] == {"step": "analyze", "model_calls": 1, "fallback": False, "error": None}
+    assert calls(brain)[0] == {"step": "analyze", "model_calls": 2, "fallback": False, "error": None}
 
 
 def test_repeated_server_errors_fall_back_after_the_retries(

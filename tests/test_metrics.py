@@ -266,3 +266,38 @@ def test_counterfactual_above_gold_counts_wrong_evidence_read_first() -> None:
     assert counterfactual_above_gold_at_k(["x", "y"], gold, fake, 10) == 0.0
     assert counterfactual_above_gold_at_k(["立法会-真"], ["立法会-真"], [], 10) is None  # nothing planted
     assert counterfactual_above_gold_at_k(["a"], [], fake, 10) is None
+
+
+# --- what the reader sees (issue 8) ------------------------------------------------------------------
+
+
+def test_answer_has_gold_reads_the_answer_text_after_normalisation() -> None:
+    from evaluators.metrics import answer_has_gold
+
+    # case, full width and punctuation fold; whole numbers and words only
+    assert answer_has_gold("The default is ＲＲＦ k = 60 [1].", ["60"]) == 1.0
+    assert answer_has_gold("It was designed by Corvin Hale.", "corvin hale") == 1.0
+    assert answer_has_gold("About 160 of them.", "60") == 0.0
+    # traditional characters in the answer match a simplified gold answer, and the reverse
+    assert answer_has_gold("在歐洲，梵語的學術研究始於十八世紀[2]。", ["欧洲"]) == 1.0
+    assert answer_has_gold("梵语研究始于欧洲。", "歐洲") == 1.0
+    assert answer_has_gold("资料没有提到。", "欧洲") == 0.0
+    assert answer_has_gold(None, "欧洲") == 0.0
+    assert answer_has_gold("anything", []) is None
+
+
+def test_retrievals_are_counted_from_the_trace() -> None:
+    from evaluators.metrics import retrievals_in_trace
+
+    single = [{"node": "analyze_query"}, {"node": "retrieve_hybrid"}, {"node": "rerank"}]
+    retry = [*single, {"node": "rewrite_query"}, {"node": "retrieve_keyword"}]
+    hops = [
+        {"node": "retrieve_multi_hop", "counts": {"sub_queries": 2, "bridge_hops": 1}},
+        {"node": "retrieve_vector"},
+    ]
+    old = [{"node": "retrieve_multi_hop", "decision": "2 sub-queries, 1 bridge hops", "counts": {}}]
+    assert retrievals_in_trace(single) == 1
+    assert retrievals_in_trace(retry) == 2
+    assert retrievals_in_trace(hops) == 4  # two sub-queries and a bridge, then a retry
+    assert retrievals_in_trace(old) == 3
+    assert retrievals_in_trace([]) == 0

@@ -110,8 +110,8 @@ class TestContextualize:
 
     def test_en_follow_up_carries_previous_topic(self, brain: Brain) -> None:
         history = [("user", "How does hybrid search work?"), ("assistant", "It fuses BM25 and vectors.")]
-        assert (
-            brain.contextualise("and what about its latency?", history) == "what about hybrid search latency?"
+        assert brain.contextualise("and what about its latency?", history) == (
+            "what about the hybrid search's latency?"
         )
         assert brain.contextualise("Is it fast?", [("user", "Why does BM25 return negative scores?")]) == (
             "Is BM25 fast?"
@@ -190,8 +190,7 @@ class TestAnswer:
     def test_zh_answer_cites_the_passage_that_holds_the_sentence(self, brain: Brain) -> None:
         draft = brain.write("HNSW 的内存占用为什么高？", passages())
         assert not draft.insufficient
-        assert "它的内存占用较高，因为每个节点保存多层邻居[1]。" in draft.answer
-        assert draft.answer.startswith("根据资料")
+        assert draft.answer == "它的内存占用较高，因为每个节点保存多层邻居[1]。"  # no boilerplate lead
 
     def test_insufficient_evidence_says_so_and_names_the_gap(self, brain: Brain) -> None:
         en = brain.write("Who invented the HNSW algorithm and in which year?", passages())

@@ -7,7 +7,7 @@ import pytest
 
 from core.schemas import Passage
 from providers.offline_brain.compute import computation_intent, computed_answer, plan_computation
-from providers.offline_brain.extractive import check_answer_support
+from providers.offline_brain.support import check_answer_support
 
 
 def P(number: int, text: str) -> Passage:

@@ -6,7 +6,16 @@ import pytest
 
 from core.chunks import Chunk, ScoredChunk
 from core.schemas import QueryAnalysis, RetrievalEvaluation
-from nodes.policy import MODES, POLICIES, initial_strategy, policy_for, stop_reason, strategy_after
+from nodes.policy import (
+    MODES,
+    POLICIES,
+    initial_strategy,
+    policy_for,
+    route_reason,
+    second_hop_reason,
+    stop_reason,
+    strategy_after,
+)
 from retrievers.multi_hop import fuse_hops
 
 AGENTIC = policy_for("agentic")
@@ -21,11 +30,40 @@ def test_every_mode_has_a_policy_and_only_agentic_loops():
 
 @pytest.mark.parametrize("complexity", ["simple", "moderate", "complex"])
 @pytest.mark.parametrize("language", ["zh", "en"])
-def test_agentic_hybrid_recommendation_takes_the_bridge_route(complexity, language):
-    """Pinned at this commit: a hybrid recommendation goes multi-hop so a bridge hop can run."""
+def test_a_single_hop_question_gets_one_search(complexity, language):
+    """No sub-queries: one search whatever the complexity, and the trace says why."""
     analysis = QueryAnalysis(recommended_strategy="hybrid", complexity=complexity, language=language)
-    assert initial_strategy(AGENTIC, analysis) == "multi_hop"
+    strategy, why = route_reason(AGENTIC, analysis)
+    assert strategy == "hybrid" and "single-hop" in why
     assert initial_strategy(policy_for("self_query"), analysis) == "hybrid"
+    recommended_multi_hop = QueryAnalysis(recommended_strategy="multi_hop", language=language)
+    assert initial_strategy(AGENTIC, recommended_multi_hop) == "hybrid"  # nothing to split
+
+
+@pytest.mark.parametrize(
+    ("sub_queries", "kind"),
+    [
+        (["HNSW 的内存占用", "IVF 的内存占用"], "parts"),
+        (["director of Inception", "spouse of <director of Inception>"], "a nested relation"),
+        (["《红楼梦》的作者", "<《红楼梦》的作者>出生在哪里"], "a nested relation"),
+    ],
+)
+def test_a_question_with_parts_searches_each_part(sub_queries, kind):
+    strategy, why = route_reason(
+        AGENTIC, QueryAnalysis(recommended_strategy="multi_hop", sub_queries=sub_queries)
+    )
+    assert strategy == "multi_hop" and kind in why
+
+
+def test_the_second_hop_runs_only_when_the_question_or_the_evidence_calls_for_it():
+    comparison = QueryAnalysis(sub_queries=["BM25 是什么", "HNSW 是什么"])
+    bridge = QueryAnalysis(sub_queries=["director of Inception", "spouse of <director of Inception>"])
+    pointed = RetrievalEvaluation(suggested_action="multi_hop", missing_info=["academy"])
+    assert second_hop_reason(AGENTIC, comparison, None) == ""
+    assert "nested" in second_hop_reason(AGENTIC, bridge, None)
+    assert "point to" in second_hop_reason(AGENTIC, QueryAnalysis(), pointed)
+    assert second_hop_reason(AGENTIC, QueryAnalysis(), RetrievalEvaluation(suggested_action="rewrite")) == ""
+    assert second_hop_reason(policy_for("self_query"), bridge, pointed) == ""  # the mode never hops
 
 
 @pytest.mark.parametrize(
@@ -54,17 +92,16 @@ def test_fixed_modes_ignore_the_analysis(mode):
 
 
 @pytest.mark.parametrize(
-    ("action", "current", "subs", "expected"),
+    ("action", "current", "expected"),
     [
-        ("retry_vector", "keyword", False, "vector"),
-        ("multi_hop", "hybrid", False, "hybrid"),
-        ("multi_hop", "hybrid", True, "multi_hop"),
-        ("rewrite", "keyword", False, "hybrid"),
-        ("rewrite", "multi_hop", True, "multi_hop"),
+        ("retry_vector", "keyword", "vector"),
+        ("multi_hop", "hybrid", "multi_hop"),
+        ("rewrite", "keyword", "hybrid"),
+        ("rewrite", "multi_hop", "multi_hop"),
     ],
 )
-def test_retry_strategy(action, current, subs, expected):
-    assert strategy_after(RetrievalEvaluation(suggested_action=action), current, subs) == expected
+def test_retry_strategy(action, current, expected):
+    assert strategy_after(RetrievalEvaluation(suggested_action=action), current) == expected
 
 
 @pytest.mark.parametrize(

@@ -14,17 +14,20 @@ from ingestion.indexing import index_chunks
 from retrievers.bm25 import BM25Index
 from retrievers.factory import build_retrievers
 from retrievers.fusion import reciprocal_rank_fusion
-from retrievers.index import open_index
 from retrievers.langchain import LangChainRetriever
+from retrievers.store import open_store
 from tests.corpus import corpus_chunks
+from tests.milvus_server import with_store
 
 
-@pytest.fixture
-def retrievers(settings, embedder):
+@pytest.fixture(params=["local", "milvus"])
+def retrievers(request, settings, embedder, tmp_path):
+    """Every retriever test runs over both stores: the local index and Milvus (Lite, in process)."""
+    settings = with_store(settings, request.param, tmp_path)
     index_chunks(corpus_chunks(), settings, embedder, index_dir=settings.index_dir, progress=False)
-    index = open_index(settings.index_dir)
-    yield build_retrievers(index, settings, embedder)
-    index.close()
+    store = open_store(settings)
+    yield build_retrievers(store, settings, embedder)
+    store.close()
 
 
 def ids(hits: list[ScoredChunk]) -> list[str]:

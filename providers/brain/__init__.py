@@ -19,6 +19,7 @@ from providers.brain.rewrite import LLMRewriter, OfflineRewriter
 from providers.brain.roles import Brain
 from providers.brain.verify import LLMVerifier, OfflineVerifier
 from providers.brain.write import LLMWriter, OfflineWriter
+from providers.offline_brain.meaning import Meaning, TextEmbedder
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -34,18 +35,25 @@ def _ratio(name: str, value: float) -> float:
     return float(value)
 
 
-def offline_brain(sufficiency_threshold: float = 0.5, support_threshold: float = 0.6) -> Brain:
-    """The rule-based brain; ``sufficiency_threshold`` is the key-term coverage the evidence needs."""
+def offline_brain(
+    sufficiency_threshold: float = 0.5,
+    support_threshold: float = 0.6,
+    embedder: TextEmbedder | None = None,
+) -> Brain:
+    """The rule-based brain; ``sufficiency_threshold`` is the key-term coverage that counts as a lexical
+    match. With ``embedder`` (the runtime's, from the context) the judge, compressor, writer and verifier
+    also compare by meaning, which is what works across Chinese and English."""
     sufficiency = _ratio("sufficiency_threshold", sufficiency_threshold)
+    meaning = Meaning(embedder) if embedder is not None else None
     return Brain(
         name="offline",
         analyse=OfflineAnalyser(),
-        judge=OfflineJudge(sufficiency),
+        judge=OfflineJudge(sufficiency, meaning),
         rewrite=OfflineRewriter(),
         contextualise=OfflineContextualiser(),
-        compress=OfflineCompressor(),
-        write=OfflineWriter(sufficiency),
-        verify=OfflineVerifier(_ratio("support_threshold", support_threshold)),
+        compress=OfflineCompressor(meaning),
+        write=OfflineWriter(sufficiency, meaning),
+        verify=OfflineVerifier(_ratio("support_threshold", support_threshold), meaning),
     )
 
 
@@ -55,12 +63,25 @@ def llm_brain(
     *,
     structured_method: StructuredMethod = "json_schema",
     parse_attempts: int = 2,
+    max_retries: int = 2,
+    backoff_s: float = 0.5,
     judge_tokens_per_chunk: int = 300,
     name: str | None = None,
 ) -> Brain:
-    """Every role asks ``model`` first and is answered by ``fallback``'s role when the model fails."""
+    """Every role asks ``model`` first and is answered by ``fallback``'s role when the model fails.
+
+    Build ``model`` with ``max_retries=0``: ``max_retries`` here retries 429/5xx/timeouts (never a
+    refused connection) within the question's deadline.
+    """
     log = CallLog()
-    chat = Chat(model, log, structured_method=structured_method, parse_attempts=parse_attempts)
+    chat = Chat(
+        model,
+        log,
+        structured_method=structured_method,
+        parse_attempts=parse_attempts,
+        max_retries=max_retries,
+        backoff_s=backoff_s,
+    )
     return Brain(
         name=f"llm:{name or model_name(model)}",
         analyse=WithFallback("analyze", LLMAnalyser(chat), fallback.analyse, log),
@@ -79,9 +100,10 @@ def llm_brain(
     )
 
 
-def make_brain(settings: Settings, **options: Any) -> Brain:
-    """The LLM brain when an OpenAI-compatible endpoint is configured, else the offline brain."""
-    offline = offline_brain(sufficiency_threshold=settings.sufficiency_threshold)
+def make_brain(settings: Settings, embedder: TextEmbedder | None = None, **options: Any) -> Brain:
+    """The LLM brain when an OpenAI-compatible endpoint is configured, else the offline brain.
+    ``embedder`` (the index's) lets the offline rules, and the LLM roles' fallbacks, judge by meaning."""
+    offline = offline_brain(sufficiency_threshold=settings.sufficiency_threshold, embedder=embedder)
     if not settings.llm_configured:
         return offline
     from providers.llm import chat_model_from_settings
@@ -91,5 +113,6 @@ def make_brain(settings: Settings, **options: Any) -> Brain:
         offline,
         structured_method=settings.llm_structured_method,
         parse_attempts=settings.llm_parse_attempts,
+        max_retries=settings.llm_max_retries,
         **options,
     )

@@ -1,11 +1,13 @@
 """What the model did during each brain step: calls made, whether the offline answerer took over, why.
 
 Records are kept per thread (a graph node runs its brain steps on one thread) and drained by the node
-into its trace event.
+into its trace event. The step running now is a context variable, so a step the question budget runs
+in a helper thread still counts its requests in the right record.
 """
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from dataclasses import dataclass, field
@@ -30,6 +32,9 @@ class CallLog:
 
     def __init__(self) -> None:
         self._local = threading.local()
+        self._current: contextvars.ContextVar[ModelCall | None] = contextvars.ContextVar(
+            f"brain_step_{id(self)}", default=None
+        )
 
     def _records(self) -> list[ModelCall]:
         if not hasattr(self._local, "records"):
@@ -39,15 +44,15 @@ class CallLog:
     def start(self, step: str) -> ModelCall:
         record = ModelCall(step)
         self._records().append(record)
-        self._local.current = record
+        self._current.set(record)
         return record
 
     def finish(self, record: ModelCall) -> None:
         record.seconds = round(time.perf_counter() - record.started, 3)
-        self._local.current = None
+        self._current.set(None)
 
     def current(self) -> ModelCall | None:
-        return getattr(self._local, "current", None)
+        return self._current.get()
 
     def count_call(self, tokens_in: int = 0) -> None:
         """One request (of ``tokens_in`` prompt tokens) sent to the model by the step running on this thread."""

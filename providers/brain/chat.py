@@ -9,6 +9,11 @@ raw reply is kept (``include_raw``), so JSON the client could not parse still go
 is asked in plain text from then on. After ``parse_attempts`` unusable replies the step gives up
 (``ModelGaveUp``); transport errors propagate. Either way the role's fallback answers.
 
+Retries are ours, not the client's (build the model with ``max_retries=0``): 429, 5xx and timeouts
+are asked again up to ``max_retries`` times with backoff (the server's ``retry-after`` wins), never
+past the question's deadline; a refused connection or a DNS failure is not retried at all but raised
+as ``LLMUnavailable``, which ends model use for the rest of the question.
+
 Only the answer is streamed to LangGraph's ``messages`` mode; the other steps carry the ``nostream`` tag.
 """
 
@@ -16,7 +21,9 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import openai
@@ -25,8 +32,18 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from pydantic import BaseModel, ValidationError
 
 from providers import prompts
+from providers.brain.budget import current_budget
 from providers.brain.calls import CallLog
-from providers.brain.errors import TRANSIENT, UNSUPPORTED, ModelGaveUp, describe
+from providers.brain.errors import (
+    TRANSIENT,
+    UNSUPPORTED,
+    LLMUnavailable,
+    ModelGaveUp,
+    describe,
+    is_retryable,
+    is_unreachable,
+    retry_after_s,
+)
 from providers.json_repair import parse_model_json
 from providers.tokens import count_tokens
 
@@ -36,6 +53,8 @@ if TYPE_CHECKING:
 
 StructuredMethod = Literal["json_schema", "function_calling", "json_mode", "prompt"]
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+MAX_BACKOFF_S = 8.0
 
 THINK_RE = re.compile(r"<think>.*?</think>\s*", re.DOTALL | re.IGNORECASE)
 _QUERY_PREFIX_RE = re.compile(
@@ -54,7 +73,12 @@ class Chat:
         *,
         structured_method: StructuredMethod = "json_schema",
         parse_attempts: int = 2,
+        max_retries: int = 2,
+        backoff_s: float = 0.5,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        if max_retries < 0:
+            raise ValueError(f"llm max_retries must be >= 0, got {max_retries}")
         if parse_attempts < 1:
             raise ValueError(f"parse_attempts must be at least 1, got {parse_attempts}")
         if structured_method not in ("json_schema", "function_calling", "json_mode", "prompt"):
@@ -63,6 +87,9 @@ class Chat:
         self.log = log
         self.structured_method: StructuredMethod = structured_method
         self.parse_attempts = parse_attempts
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        self.sleep = sleep
         # Structured/text steps must not leak JSON into LangGraph's token stream, and need no streaming.
         self._quiet = _non_streaming(model)
         self._structured_ok = structured_method != "prompt"
@@ -72,6 +99,33 @@ class Chat:
     @property
     def name(self) -> str:
         return model_name(self.model)
+
+    @property
+    def endpoint(self) -> str:
+        return str(getattr(self.model, "openai_api_base", None) or "the OpenAI API")
+
+    def request(self, send: Callable[[], T], prompt: list[BaseMessage] | None = None) -> T:
+        """One request to the model (``prompt``'s tokens counted per attempt), retried on 429/5xx/timeouts
+        within the retry and time budgets."""
+        retries = 0
+        while True:
+            self.log.count_call(prompt_tokens(prompt or []))
+            try:
+                return send()
+            except Exception as exc:
+                if is_unreachable(exc):
+                    raise LLMUnavailable(
+                        f"cannot reach the LLM endpoint {self.endpoint} ({describe(exc)})"
+                    ) from exc
+                if not is_retryable(exc) or retries >= self.max_retries:
+                    raise
+                pause = retry_after_s(exc)
+                pause = min(MAX_BACKOFF_S, self.backoff_s * 2**retries if pause is None else pause)
+                remaining = current_budget().remaining()
+                if remaining is not None and pause >= remaining:
+                    raise
+                self.sleep(pause)
+                retries += 1
 
     def structured(
         self,
@@ -92,16 +146,16 @@ class Chat:
         attempts = 0
         if self._structured_ok:
             attempts += 1
+            runnable = self._structured_runnable(schema, step)
             try:
-                self.log.count_call(prompt_tokens(messages))
-                out = self._structured_runnable(schema, step).invoke(messages)
+                out = self.request(lambda: runnable.invoke(messages), messages)
             except UNSUPPORTED as exc:
                 if isinstance(exc, ContextOverflowError):
                     raise
                 self._structured_ok = False  # this server rejects response_format/tools: go plain
                 errors.append(f"structured output rejected: {describe(exc)}")
                 attempts -= 1
-            except (*TRANSIENT, openai.APIError, ModelError):
+            except (*TRANSIENT, LLMUnavailable, openai.APIError, ModelError):
                 raise  # timeouts, 429/5xx after the client's retries, auth, unknown model: fall back now
             except Exception as exc:  # a parser inside the structured runnable: re-ask in plain text
                 errors.append(describe(exc))
@@ -120,8 +174,7 @@ class Chat:
         plain = self._quiet.with_config(run_name=f"brain.{step}", tags=["nostream", f"brain:{step}"])
         while attempts < self.parse_attempts:
             attempts += 1
-            self.log.count_call(prompt_tokens(messages))
-            reply = plain.invoke(messages)
+            reply = self.request(partial(plain.invoke, messages), messages)
             self.log.count_reply(count_tokens(reply.text))
             try:
                 return accept(parse_model_json(reply.text, schema))
@@ -133,20 +186,20 @@ class Chat:
     def text(self, step: str, messages: list[BaseMessage]) -> str:
         """A plain reply, reasoning (``<think>``) removed."""
         plain = self._quiet.with_config(run_name=f"brain.{step}", tags=["nostream", f"brain:{step}"])
-        self.log.count_call(prompt_tokens(messages))
-        text = plain.invoke(messages).text
+        text = self.request(lambda: plain.invoke(messages), messages).text
         self.log.count_reply(count_tokens(text))
         return THINK_RE.sub("", text).strip()
 
     def stream(self, step: str, messages: list[BaseMessage]) -> Iterator[str]:
         """The reply's text pieces as they arrive (LangGraph's ``messages`` mode sees them too)."""
         streaming = self.model.with_config(run_name=f"brain.{step}", tags=[f"brain:{step}"])
-        self.log.count_call(prompt_tokens(messages))
-        pieces: list[str] = []
-        for chunk in streaming.stream(messages):
-            pieces.append(chunk.text)
+        # Retried only until the first piece arrives: a half-streamed answer is never restarted.
+        pieces = self.request(lambda: _started(streaming.stream(messages)), messages)
+        received: list[str] = []
+        for chunk in pieces:
+            received.append(chunk.text)
             yield chunk.text
-        self.log.count_reply(count_tokens("".join(pieces)))
+        self.log.count_reply(count_tokens("".join(received)))
 
     def tool_calls(self, step: str, messages: list[BaseMessage], tools: list[Any]) -> list[dict[str, Any]]:
         """The tool calls the model makes for ``messages`` with ``tools`` bound; [] when it makes none or
@@ -156,9 +209,8 @@ class Chat:
         bound = self._quiet.bind_tools(tools).with_config(
             run_name=f"brain.{step}", tags=["nostream", f"brain:{step}"]
         )
-        self.log.count_call(prompt_tokens(messages))
         try:
-            reply = bound.invoke(messages)
+            reply = self.request(lambda: bound.invoke(messages), messages)
         except UNSUPPORTED as exc:
             if isinstance(exc, ContextOverflowError):
                 raise
@@ -187,6 +239,19 @@ class Chat:
             }
         runnable = self._quiet.with_structured_output(target, method=method, include_raw=True)
         return runnable.with_config(run_name=f"brain.{step}", tags=["nostream", f"brain:{step}"])
+
+
+def _started(stream: Iterator[Any]) -> Iterator[Any]:
+    """The stream with its first piece already received (so connecting errors surface here)."""
+    first = next(stream, None)
+    if first is None:
+        return iter(())
+
+    def rest() -> Iterator[Any]:
+        yield first
+        yield from stream
+
+    return rest()
 
 
 def prompt_tokens(messages: list[BaseMessage]) -> int:

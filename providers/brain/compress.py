@@ -12,14 +12,18 @@ from providers import prompts
 from providers.brain.chat import Chat, messages
 from providers.brain.errors import ModelGaveUp
 from providers.offline_brain.extractive import compress_passages
+from providers.offline_brain.meaning import Meaning
 from providers.tokens import count_tokens
 
 
 class OfflineCompressor:
-    """Sentences scored by key-term overlap (providers/offline_brain/extractive.py)."""
+    """Sentences scored by key-term overlap or meaning (providers/offline_brain/extractive.py)."""
+
+    def __init__(self, meaning: Meaning | None = None) -> None:
+        self.meaning = meaning
 
     def __call__(self, question: str, passages: list[Passage], token_budget: int) -> list[Passage]:
-        return compress_passages(question, passages, token_budget)
+        return compress_passages(question, passages, token_budget, meaning=self.meaning)
 
 
 class _KeepReply(BaseModel):

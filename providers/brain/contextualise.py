@@ -5,11 +5,14 @@ from __future__ import annotations
 from providers import prompts
 from providers.brain.chat import Chat, messages, one_line
 from providers.brain.errors import ModelGaveUp
-from providers.offline_brain.contextualize import contextualize_question
+from providers.offline_brain.contextualize import contextualize_question, needs_clarification
+
+__all__ = ["LLMContextualiser", "OfflineContextualiser", "needs_clarification"]
 
 
 class OfflineContextualiser:
-    """Pronoun and topic rules (providers/offline_brain/contextualize.py)."""
+    """Reference resolution rules (providers/offline_brain/contextualize.py). ``needs_clarification``
+    is asked before either brain: a fresh thread that says "it" has nothing any model could resolve."""
 
     def __call__(self, question: str, history: list[tuple[str, str]]) -> str:
         return contextualize_question(question, history)

@@ -13,19 +13,22 @@ from providers.brain.chat import Chat, messages
 from providers.brain.errors import ModelGaveUp
 from providers.brain.roles import Judge
 from providers.offline_brain.judge import evaluate
+from providers.offline_brain.meaning import Meaning
 from providers.tokens import truncate_to_tokens
 
 
 class OfflineJudge:
-    """Key-term coverage rules (providers/offline_brain/judge.py); ``threshold`` is the coverage needed."""
+    """Key-term coverage and, with ``meaning``, similarity by meaning (providers/offline_brain/judge.py);
+    ``threshold`` is the coverage that counts as a lexical match."""
 
-    def __init__(self, threshold: float = 0.5) -> None:
+    def __init__(self, threshold: float = 0.5, meaning: Meaning | None = None) -> None:
         self.threshold = threshold
+        self.meaning = meaning
 
     def __call__(
         self, question: str, analysis: QueryAnalysis, chunks: list[ScoredChunk], tried: list[str]
     ) -> RetrievalEvaluation:
-        return evaluate(question, analysis, chunks, tried, threshold=self.threshold)
+        return evaluate(question, analysis, chunks, tried, threshold=self.threshold, meaning=self.meaning)
 
 
 class _Judgement(BaseModel):

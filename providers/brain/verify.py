@@ -8,17 +8,19 @@ from core.schemas import Passage, SentenceSupport
 from core.text import parse_citations, split_sentences
 from providers import prompts
 from providers.brain.chat import Chat, messages
-from providers.offline_brain.extractive import check_answer_support
+from providers.offline_brain.meaning import Meaning
+from providers.offline_brain.support import check_answer_support
 
 
 class OfflineVerifier:
-    """Key-term overlap with the cited passages (providers/offline_brain/extractive.py)."""
+    """Terms, meaning and stated specifics against the cited passages (providers/offline_brain/support.py)."""
 
-    def __init__(self, threshold: float = 0.6) -> None:
+    def __init__(self, threshold: float = 0.6, meaning: Meaning | None = None) -> None:
         self.threshold = threshold
+        self.meaning = meaning
 
     def __call__(self, answer: str, passages: list[Passage]) -> list[SentenceSupport]:
-        return check_answer_support(answer, passages, threshold=self.threshold)
+        return check_answer_support(answer, passages, threshold=self.threshold, meaning=self.meaning)
 
 
 class _SupportReply(BaseModel):

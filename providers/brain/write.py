@@ -10,18 +10,21 @@ from core.schemas import DraftAnswer, Passage
 from providers import prompts
 from providers.brain.chat import THINK_RE, Chat, messages
 from providers.brain.errors import ModelGaveUp
+from providers.offline_brain.answer import extractive_answer
 from providers.offline_brain.compute import computation_intent, computed_answer, plan_computation
-from providers.offline_brain.extractive import extractive_answer
+from providers.offline_brain.meaning import Meaning
 from tools import ToolError, ToolResult, langchain_tools, run_tool
 
 
 class OfflineWriter:
     """A computation the question asks for over values in the passages (a tool call,
-    providers/offline_brain/compute.py), else an extractive answer (providers/offline_brain/extractive.py);
-    ``threshold`` is the coverage needed."""
+    providers/offline_brain/compute.py), else an extractive answer of chosen sentences
+    (providers/offline_brain/answer.py); ``threshold`` is the key-term coverage that counts as a lexical
+    match."""
 
-    def __init__(self, threshold: float = 0.5) -> None:
+    def __init__(self, threshold: float = 0.5, meaning: Meaning | None = None) -> None:
         self.threshold = threshold
+        self.meaning = meaning
 
     def __call__(self, question: str, passages: list[Passage]) -> DraftAnswer:
         computation = plan_computation(question, passages)
@@ -29,7 +32,7 @@ class OfflineWriter:
             draft = computed_answer(question, computation)
             draft.tool_calls = [computation.result.model_dump()]
             return draft
-        return extractive_answer(question, passages, threshold=self.threshold)
+        return extractive_answer(question, passages, threshold=self.threshold, meaning=self.meaning)
 
 
 class LLMWriter:

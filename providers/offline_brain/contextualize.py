@@ -1,8 +1,11 @@
-"""Follow-up questions made standalone by carrying the previous user turn's topic into them.
+"""Follow-up questions made standalone by resolving what they refer to, not by prefixing a topic.
 
-Retrieval sees one query, not the conversation: "那个性能问题怎么解决的" finds nothing unless it names the
-HNSW index the user asked about a turn ago. Only user turns are used (assistant text is long and would
-drift the topic); earlier follow-ups are resolved first, so a chain of follow-ups keeps its topic.
+"那它的常数是多少？" after a question about 混合检索 becomes "混合检索的常数是多少？": the referring word
+(它 / 那个 / 这个 / 她 / it / that / this one / they) is replaced by the entity it stands for and the rest
+of the sentence stays as the user wrote it. The entity comes from the conversation: a person pronoun
+(他 / 她 / he / she) takes the person the last answer or question names; "这首词 / 这幅作品" takes the
+《title》 named; anything else takes the thing the previous question was about. A follow-up with nothing to
+refer to (a fresh thread) is not guessed at: :func:`needs_clarification` says to ask which thing is meant.
 """
 
 from __future__ import annotations
@@ -11,109 +14,369 @@ import re
 
 from core.text import contains_cjk
 from providers.offline_brain.analysis import extract_entities
-from providers.offline_brain.decompose import segment, topic_of
+from providers.offline_brain.decompose import segment, topic_of, zh_list
+from providers.offline_brain.words import pos_tags
 
-_ZH_DEMONSTRATIVES = (
-    "它们",
-    "它",
-    "这个",
-    "那个",
+# ---- referring words ------------------------------------------------------------------------------
+
+_ZH_PERSON = ("他们", "她们", "他", "她")
+_ZH_THING = ("它们", "它")
+_ZH_DEMONSTRATIVE = (
+    "这两个",
+    "这几个",
     "这些",
     "那些",
+    "这个",
+    "那个",
     "这种",
     "那种",
-    "上述",
+    "这",
+    "那",
     "该",
     "其",
     "此",
-    "那",
 )
-_ZH_ELLIPTIC_START = re.compile(r"^(?:那么?|还有|另外|那如果|如果是)")
-_EN_PRONOUN = re.compile(r"\b(?:it|its|they|them|their|these|those)\b", re.IGNORECASE)
-# "this/that" as determiners or bare pronouns, not as "the fact that ..."
-_EN_DEMONSTRATIVE = re.compile(
-    r"(?:^|\b(?:is|was|about|with|for|fix|solve|solved|handle|use|does|do|did|of|in|on|to|and|how|why|what|"
-    r"does|explain|avoid|prevent|cause|causes)\s+)(?:this|that)\b",
+_ZH_PLACE = ("那里", "那儿", "这里", "这儿")
+_ZH_ACTION = ("这样做", "那样做", "这么做", "那么做")
+_ZH_CLASSIFIED = re.compile(r"^(?:这|那)(?:首|幅|部|本|篇|件|座|位|张|款|条)")
+# "那" / "那么" opening a question means "then", not "that"
+_ZH_LEADING_THEN = re.compile(
+    r"^(?:那么?|还有|另外)(?=[它他她这那]|怎|如何|为什么|为何|什么|要|该|还|能|[^，,]{0,12}呢)"
+)
+_ZH_PREDICATE_VERBS = ("支持", "使用", "需要", "包含", "提供", "获得", "发现", "写", "写过", "用", "有")
+
+_EN_PERSON = {"he": "", "she": "", "him": "", "her": "'s", "his": "'s"}
+_EN_REFERRING = re.compile(
+    r"\b(?:this one|that one|these|those|this|that|it|its|they|them|their|he|him|his|she|her)\b",
     re.IGNORECASE,
 )
-_EN_ELLIPTIC_START = re.compile(
-    r"^(?:and|but|also|so|then)?\s*(?:what|how)\s+about\b|^and\b|^also\b", re.IGNORECASE
+_EN_CONJUNCTION_THAT = re.compile(
+    r"\b(?:so|such|now|given|fact)\s+that\b|\bthat\s+(?:is|was)\s+(?:why|how)\b", re.I
 )
+_EN_WHAT_ABOUT = re.compile(r"^(?:and|but|so|then)?\s*(what|how)\s+about\s+(.+?)\s*\??$", re.IGNORECASE)
+
+# ---- the antecedent --------------------------------------------------------------------------------
+
+_EN_LEAD = re.compile(
+    r"^(?:tell me about|what about|explain|describe|"
+    r"(?:what|which|who|whom|how(?:\s+(?:long|many|much|often|far|old|big|fast|tall))?|why|when|where)"
+    r"(?:\s+(?:is|are|was|were|does|do|did|can|could|should|would|will))?|"
+    r"(?:is|are|was|were|does|do|did|can|could|should|will))\s+",
+    re.IGNORECASE,
+)
+_EN_OBJECT_LEAD = re.compile(r"^(?:who|what)\s+(?!is\b|are\b|was\b|were\b|does\b|do\b|did\b)(\w+)\s+", re.I)
+_EN_WHICH_NOUN = re.compile(
+    r"^(?:which|what)\s+((?:\w+\s+){0,2}?\w+)\s+(?:does|do|did|is|are|was|were)\s", re.I
+)
+# verbs that end the subject of "how does X merge ..." (no tagger offline; the common ones)
+_EN_VERBS = frozenset(
+    """merge merges work works handle handles store stores find finds detect detects change changes support
+    supports use uses mean means do does happen happens run runs make makes get gets keep keeps return
+    returns take takes choose chooses split splits compare compares affect affects cause causes need needs
+    rank ranks score scores build builds create creates load loads save saves know known stored used built
+    made called written based located founded born live lived form formed win won matter matters become
+    fit fits differ differs cost costs start starts stop stops compute computes""".split()  # noqa: SIM905
+)
+_ARTICLE = re.compile(r"^(?:the|a|an|my|our|your|this|that)\s+", re.IGNORECASE)
+_EN_NAME = re.compile(r"\b[A-Z][a-z]+(?:[ -](?:(?:da|de|di|van|von|der|le|la)\s)?[A-Z][a-z]+)+\b")
+_ZH_NOUNISH = ("n", "nr", "ns", "nt", "nz", "nrt", "nrfg", "eng", "vn", "an", "j", "l", "x", "m")
+_ZH_STOPPER = ("v", "p", "d", "r", "c", "u", "y", "uj", "ul", "vd", "ad", "f", "q")
 
 
-def _zh_demonstrative(question: str) -> str | None:
-    for token in segment(question):
-        if token in _ZH_DEMONSTRATIVES:
-            return token
+def _pos(text: str) -> list[tuple[str, str]]:
+    return pos_tags(text)
+
+
+def _zh_subject(question: str) -> str:
+    """The noun phrase a Chinese question is about: its topic cut before the first verb after a noun."""
+    tokens = list(segment(question))
+    if "时" in tokens[:6]:  # "文档切分时块大小…": the subject follows the time clause
+        question = "".join(tokens[tokens.index("时") + 1 :])
+    topic = topic_of(question)
+    pairs = _pos(topic)
+    kept: list[tuple[str, str]] = []
+    for i, (word, flag) in enumerate(pairs):
+        has_noun = any(f.startswith(("n", "eng")) for _, f in kept)
+        last = i == len(pairs) - 1
+        if has_noun and flag[:1] in "vp" and (not last or len(word) == 1 or word in _ZH_PREDICATE_VERBS):
+            break
+        kept.append((word, flag))
+
+    def dangling(word: str, flag: str) -> bool:
+        if flag[:1] == "v":  # a verb ends a noun phrase only as a predicate ("屠呦呦发现"), not "增量导入"
+            return len(word) == 1 or word in _ZH_PREDICATE_VERBS
+        return flag in _ZH_STOPPER or word in ("的", "默认")
+
+    while kept and dangling(*kept[-1]):
+        kept.pop()
+    subject = "".join(w for w, _ in kept).strip()
+    return subject or topic
+
+
+def _en_subject(question: str) -> str:
+    """The noun phrase an English question is about (subject, or object after "who discovered")."""
+    q = question.strip().rstrip("?.! ")
+    which = _EN_WHICH_NOUN.match(q)
+    if which:
+        return which.group(1)
+    obj = _EN_OBJECT_LEAD.match(q)
+    rest = q[obj.end() :] if obj else _EN_LEAD.sub("", q, count=1)
+    rest = _ARTICLE.sub("", rest)
+    words = rest.split()
+    kept: list[str] = []
+    for word in words:
+        bare = word.lower().strip(",;:")
+        if kept and (
+            bare in _EN_VERBS or bare in ("for", "to", "in", "on", "with", "by", "from", "when", "if")
+        ):
+            break
+        kept.append(word.strip(",;:"))
+    return " ".join(kept[:6]) or q
+
+
+def _subject(question: str) -> str:
+    return (
+        _zh_subject(question)
+        if contains_cjk(question) and not _latin_led(question)
+        else _en_subject(question)
+    )
+
+
+def _latin_led(question: str) -> bool:
+    """An English question that names a Chinese term ("What does 倒数排名融合 mean?")."""
+    return bool(re.match(r"^\s*(?:what|which|who|how|why|when|where|is|are|does|do|tell)\b", question, re.I))
+
+
+def _person(text: str) -> str:
+    """A person named in the text: a capitalised Latin name, or a Chinese name jieba tags as one."""
+    latin = _EN_NAME.findall(text)
+    if latin:
+        return latin[0]
+    for word, flag in _pos(text):
+        if flag in ("nr", "nrfg", "nrt") and len(word) >= 2:
+            return word
+    return ""
+
+
+def _title(text: str) -> str:
+    found = re.search(r"《[^》]{1,40}》", text)
+    return found.group(0) if found else ""
+
+
+def _items(text: str) -> str:
+    """The things a comparison or list names, joined ("向量数据库和全文索引")."""
+    parsed = zh_list(text.strip().rstrip("？?。")) if contains_cjk(text) else None
+    if parsed and len(parsed[1]) >= 2:
+        return "和".join(parsed[1][:2])
+    return ""
+
+
+class _Conversation:
+    """What the earlier turns offer as antecedents, most recent first."""
+
+    def __init__(self, history: list[tuple[str, str]], topic: str = "") -> None:
+        self.users = [t for r, t in history if r == "user" and t.strip()]
+        self.answers = [t for r, t in history if r == "assistant" and t.strip()]
+        self.topic = topic  # carried over when the last question was itself a follow-up
+
+    @property
+    def last_question(self) -> str:
+        return self.users[-1] if self.users else ""
+
+    @property
+    def last_answer(self) -> str:
+        return re.sub(r"\[\d+\]", "", self.answers[-1]) if self.answers else ""
+
+    def thing(self) -> str:
+        if self.topic:
+            return self.topic
+        return _subject(self.last_question) if self.last_question else ""
+
+    def person(self) -> str:
+        """A who-question's person is in its answer; otherwise the question's own person comes first."""
+        question = self.last_question
+        if re.search(r"谁|\bwho(?:m|se)?\b", question, re.IGNORECASE):
+            return _person(self.last_answer) or _person(question) or self.thing()
+        return _person(question) or self.thing()
+
+    def title(self) -> str:
+        return _title(self.last_answer) or _title(self.last_question) or self.thing()
+
+    def pair(self) -> str:
+        return _items(self.last_question) or self.thing()
+
+    def action(self) -> str:
+        q = re.sub(r"(?:可以|能|能否|可否|是否)", "", self.last_question)
+        return re.sub(r"[吗呢？?。\s]+$", "", q).strip()
+
+
+# ---- detection ------------------------------------------------------------------------------------
+
+
+def _zh_referring(question: str) -> tuple[int, int, str] | None:
+    """(start, end, kind) of the first referring expression in a Chinese question."""
+    for words, kind in ((_ZH_ACTION, "action"), (_ZH_PLACE, "thing")):
+        for word in words:
+            at = question.find(word)
+            if at >= 0:
+                return at, at + len(word), kind
+    classified = re.search(
+        r"(?:这|那)(?:首|幅|部|本|篇|件|座|位|张|款|条)[\u4e00-\u9fff]{1,2}?(?=[是现在的，,？?吗]|$)",
+        question,
+    )
+    if classified:
+        return classified.start(), classified.end(), "title"
+    tokens = [piece for token in segment(question) for piece in _split_pronoun(token)]
+    at = 0
+    for i, token in enumerate(tokens):
+        if token in _ZH_PERSON:
+            return at, at + len(token), "person"
+        if token in _ZH_THING:
+            return at, at + len(token), "thing"
+        if token in _ZH_DEMONSTRATIVE and (token not in ("那", "这") or i + 1 < len(tokens)):
+            if token in ("这两个", "这几个"):
+                return at, at + len(token), "pair"
+            following = "".join(tokens[i + 1 : i + 4])
+            if "的" in following[:4] and token in ("那个", "这个", "那种", "这种"):
+                return None  # "那个让检索变慢的东西": a description, not a reference
+            return at, at + len(token), "demonstrative"
+        at += len(token)
     return None
 
 
-def is_follow_up(question: str) -> bool:
-    """Pronouns, demonstratives, elliptical openings or a very short question without its own entity."""
-    q = question.strip()
-    if contains_cjk(q):
-        if _zh_demonstrative(q) or _ZH_ELLIPTIC_START.match(q) or (q.endswith("呢") and len(q) <= 12):
-            return True
-        return len(re.sub(r"\W", "", q)) <= 4 and not extract_entities(q)
-    if _EN_PRONOUN.search(q) or _EN_DEMONSTRATIVE.search(q) or _EN_ELLIPTIC_START.match(q):
-        return True
-    return len(q.split()) <= 3 and not extract_entities(q)
+def _split_pronoun(token: str) -> list[str]:
+    """jieba glues a pronoun to its verb ("它会"): split it off so it can be found."""
+    found = re.match(r"^(它们|他们|她们|它|他|她)(.+)$", token)
+    return [found.group(1), found.group(2)] if found else [token]
 
 
-def _zh_rewrite(question: str, previous: str, topic: str) -> str:
-    q = question.strip()
-    demo = _zh_demonstrative(q)
-    if demo:
-        tokens = list(segment(q))
-        at = tokens.index(demo)
-        head = "".join(tokens[at + 1 : at + 3])
-        # "那个性能问题" after "HNSW 索引的性能问题…": use the fuller phrase the user said before
-        for size in (2, 1):
-            noun = "".join(tokens[at + 1 : at + 1 + size])
-            if len(noun) >= 2 and noun in previous:
-                if noun in topic:  # the topic up to the noun: "HNSW 索引的性能问题(严重)"
-                    phrase = topic[: topic.index(noun) + len(noun)]
-                else:
-                    phrase = f"{_possessor(topic)}的{noun}"
-                end = at + 1 + size
-                return "".join(tokens[:at]) + phrase + "".join(tokens[end:])
-        entity = _possessor(topic)
-        connector = "" if head.startswith("的") or demo in ("它们", "它") else "的"
-        if demo in ("其", "该", "此"):
-            connector = "的"
-        return "".join(tokens[:at]) + entity + connector + "".join(tokens[at + 1 :])
-    if q.startswith("还有"):
-        return f"{topic}{q}"
-    stripped = _ZH_ELLIPTIC_START.sub("", q).strip("，, ")
-    if stripped.endswith("呢"):
-        return f"{_possessor(topic)}的{stripped}"
-    return f"{topic}{stripped}" if stripped.startswith(("还", "的")) else f"关于{topic}，{stripped}"
-
-
-def _possessor(topic: str) -> str:
-    """ "HNSW 索引" from "HNSW 索引的性能问题": a pronoun refers to the thing, not to its attribute."""
-    head = topic.split("的", 1)[0].strip()
-    return head if len(head) >= 2 else topic
-
-
-def _en_rewrite(question: str, topic: str) -> str:
-    q = re.sub(r"^(?:and|but|also|so|then)\s+", "", question.strip(), flags=re.IGNORECASE)
-
-    def pronoun(match: re.Match[str]) -> str:
+def _en_referring(question: str) -> re.Match[str] | None:
+    if _EN_CONJUNCTION_THAT.search(question):
+        return None
+    for match in _EN_REFERRING.finditer(question):
         word = match.group(0).lower()
-        return topic if word in ("its", "their") else f"the {topic}" if word in ("these", "those") else topic
+        if word in ("this", "that", "these", "those"):
+            nxt = question[match.end() :].lstrip()
+            # "this setting" names its noun; keep it only when the noun is generic ("this one")
+            if nxt[:1].isalpha() and not re.match(
+                r"(?:one|ones)\b|(?:is|was|be|work|mean|do|does|allow|also)\b", nxt, re.I
+            ):
+                continue
+        return match
+    return None
 
-    replaced, n = _EN_PRONOUN.subn(pronoun, q, count=1)
-    if n:
-        return replaced
-    named = topic if re.search(r"[A-Z0-9]", topic) else f"the {topic}"
-    replaced, n = re.subn(r"\b(?:this|that)\b", lambda _m: named, q, count=1, flags=re.IGNORECASE)
-    if n and _EN_DEMONSTRATIVE.search(q):
-        return replaced
-    about = re.match(r"^(what|how)\s+about\s+(.+)$", q, re.IGNORECASE)
-    if about:
-        return f"{about.group(1)} about {topic} {about.group(2)}"
-    return f"{q.rstrip('?')} (regarding {topic})?" if q.endswith("?") else f"{q} (regarding {topic})"
+
+def refers_back(question: str) -> bool:
+    """Whether the question leans on something said before (a pronoun, a demonstrative, "what about")."""
+    q = question.strip()
+    if contains_cjk(q) and not _latin_led(q):
+        return _zh_referring(q) is not None or bool(re.search(r"^(?:那|还有)[^，,]{0,12}呢[？?]?$", q))
+    return _en_referring(q) is not None or bool(_EN_WHAT_ABOUT.match(q))
+
+
+def needs_clarification(question: str, history: list[tuple[str, str]]) -> bool:
+    """True when the question refers back but the conversation names nothing it could refer to."""
+    conversation = _Conversation(history)
+    return refers_back(question) and not conversation.thing()
+
+
+# ---- rewriting ------------------------------------------------------------------------------------
+
+
+def _join(left: str, middle: str, right: str) -> str:
+    """Concatenate, with a space where Latin script meets Chinese (readability, not meaning)."""
+    out = left
+    for piece in (middle, right):
+        meets = bool(out and piece) and contains_cjk(out[-1]) != contains_cjk(piece[0])
+        if (
+            meets
+            and out[-1] != " "
+            and piece[0] not in " ，,？?。的"
+            and (out[-1].isalnum() or piece[0].isalnum())
+        ):
+            out += " "
+        out += piece
+    return re.sub(r"\s{2,}", " ", out)
+
+
+def _head(referent: str) -> str:
+    """The thing, not its attribute: 它 after "HNSW 索引的性能问题" is "HNSW 索引"."""
+    head = referent.split("的", 1)[0].strip()
+    return head if len(head) >= 2 else referent
+
+
+def _zh_resolve(question: str, conversation: _Conversation) -> str:
+    q = _ZH_LEADING_THEN.sub("", question.strip())
+    found = _zh_referring(q)
+    if found is None:
+        topic = conversation.thing()
+        stripped = re.sub(r"^(?:那么?|还有)", "", q).strip("，, ")
+        if stripped.endswith(("呢", "呢？", "呢?")):
+            return _join(_head(topic), "的", stripped)
+        return q
+    start, end, kind = found
+    referent = {
+        "person": conversation.person,
+        "title": conversation.title,
+        "pair": conversation.pair,
+        "action": conversation.action,
+    }.get(kind, conversation.thing)()
+    if not referent:
+        return q
+    word = q[start:end]
+    if kind == "thing":
+        referent = _head(referent)
+    after = q[end:]
+    if kind == "demonstrative":
+        following = list(segment(after)) if after else []
+        noun = following[0] if following else ""
+        for size in (2, 1):  # "那个性能问题" when the referent already says "HNSW 索引的性能问题"
+            phrase = "".join(following[:size])
+            if len(following) >= size and len(phrase) >= 2 and phrase in referent:
+                return _join(
+                    q[:start], referent[: referent.index(phrase) + len(phrase)], after[len(phrase) :]
+                )
+        if noun and len(noun) >= 2 and noun in conversation.last_question and noun not in referent:
+            return _join(q[:start], f"{referent}的", after)  # 那个性能问题 -> HNSW 索引的性能问题
+        # "这个机制" -> "增量导入的机制"; "这个能关掉吗" -> "X 能关掉吗"
+        names_noun = len(noun) >= 2 and not after.startswith(("的", "能", "会", "可以", "是", "需要"))
+        if word in ("其", "该", "此") or names_noun:
+            return _join(q[:start], f"{referent}的", after)
+    return _join(q[:start], referent, after)
+
+
+def _en_resolve(question: str, conversation: _Conversation) -> str:
+    q = re.sub(r"^(?:and|but|also|so|then)\s+", "", question.strip(), flags=re.IGNORECASE)
+    about = _EN_WHAT_ABOUT.match(q)
+    match = _en_referring(q)
+    if about and not match:
+        thing = about.group(2).rstrip("?")
+        return f"What about {thing} of {conversation.thing()}?"
+    if match is None:
+        return q
+    word = match.group(0).lower()
+    if word in _EN_PERSON:
+        referent = conversation.person()
+        suffix = _EN_PERSON[word]
+    else:
+        referent = conversation.thing()
+        suffix = "'s" if word in ("its", "their") else ""
+    if not referent:
+        return q
+    if not contains_cjk(referent) and not re.search(r"[A-Z0-9_]", referent) and word not in _EN_PERSON:
+        referent = f"the {referent}"
+    resolved = q[: match.start()] + referent + suffix + q[match.end() :]
+    if match.start() == 0:
+        resolved = resolved[0].upper() + resolved[1:]
+    return resolved
+
+
+def _standalone(question: str, conversation: _Conversation) -> str:
+    if not refers_back(question) or not conversation.thing():
+        return question
+    if contains_cjk(question) and not _latin_led(question):
+        return _zh_resolve(question, conversation)
+    return _en_resolve(question, conversation)
 
 
 def contextualize_question(question: str, history: list[tuple[str, str]]) -> str:
@@ -125,32 +388,21 @@ def contextualize_question(question: str, history: list[tuple[str, str]]) -> str
             raise ValueError(f"history turns must be (role, text) pairs, got {turn!r}")
         if turn[0] not in ("user", "assistant"):
             raise ValueError(f"history role must be 'user' or 'assistant', got {turn[0]!r}")
-    users = [text for role, text in history if role == "user" and text.strip()]
-    if not question.strip() or not users or not is_follow_up(question):
+    if not question.strip() or not history:
         return question
-    # resolve earlier follow-ups first so "it" two turns later still finds the original topic
-    previous = users[0]
-    for text in users[1:]:
-        previous = _standalone(text, previous)
-    return _standalone(question, previous)
+    # resolve earlier follow-ups first, so "it" two turns later still means the thing it meant then
+    resolved: list[tuple[str, str]] = []
+    topic = ""
+    for role, text in history:
+        if role == "user" and text.strip():
+            conversation = _Conversation(resolved, topic)
+            if resolved and refers_back(text) and conversation.thing():
+                topic = conversation.thing()
+                text = _standalone(text, conversation)
+            else:
+                topic = ""
+        resolved.append((role, text))
+    return _standalone(question, _Conversation(resolved, topic))
 
 
-def _topic(previous: str) -> str:
-    """The previous turn's topic; in English a long phrase gives way to the entity it names
-    ("BM25 return negative scores" → "BM25": without a tagger the verb cannot be cut reliably)."""
-    topic = topic_of(previous)
-    if contains_cjk(previous) or len(topic.split()) < 3:
-        return topic
-    inside = [e for e in extract_entities(previous) if e in topic]
-    return inside[0] if inside else topic
-
-
-def _standalone(question: str, previous: str) -> str:
-    if not is_follow_up(question):
-        return question
-    topic = _topic(previous)
-    if not topic or topic.lower() in question.lower():
-        return question
-    if contains_cjk(question) or (contains_cjk(topic) and len(question.split()) <= 3):
-        return _zh_rewrite(question, previous, topic)
-    return _en_rewrite(question, topic)
+__all__ = ["contextualize_question", "extract_entities", "needs_clarification", "refers_back"]

@@ -1,0 +1,65 @@
+"""Is the configured OpenAI-compatible endpoint there, and does it serve the configured model?
+
+One cheap request (``GET /models``, no tokens spent), with the client's retries off and a short
+timeout, so ``doctor`` and the session's start-up check answer within seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import openai
+
+from providers.llm import PLACEHOLDER_API_KEY
+
+
+@dataclass(frozen=True)
+class EndpointStatus:
+    reachable: bool
+    endpoint: str
+    problem: str = ""  # what is wrong and how to fix it, one line; "" when usable
+    models: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.reachable and not self.problem
+
+
+def check_endpoint(
+    base_url: str | None, api_key: str | None, model: str, *, timeout_s: float = 5.0
+) -> EndpointStatus:
+    """Reachability, key and model of an endpoint; ``base_url=None`` is api.openai.com."""
+    endpoint = base_url or "https://api.openai.com/v1"
+    client = openai.OpenAI(
+        base_url=base_url, api_key=api_key or PLACEHOLDER_API_KEY, max_retries=0, timeout=timeout_s
+    )
+    try:
+        listed = tuple(m.id for m in client.models.list())
+    except openai.APITimeoutError:
+        return EndpointStatus(
+            False,
+            endpoint,
+            f"{endpoint} did not answer within {timeout_s:g} s: is the server overloaded or stuck?",
+        )
+    except openai.APIConnectionError as exc:
+        return EndpointStatus(
+            False,
+            endpoint,
+            f"cannot reach {endpoint} ({exc.__cause__ or exc}): start the server, fix OPENAI_BASE_URL, "
+            "or use the offline brain (AGENTIC_RAG_BRAIN=offline)",
+        )
+    except openai.AuthenticationError:
+        return EndpointStatus(True, endpoint, f"{endpoint} rejected the API key: set OPENAI_API_KEY")
+    except openai.NotFoundError:
+        return EndpointStatus(True, endpoint)  # no model listing on this server: nothing more to check
+    except openai.APIError as exc:
+        return EndpointStatus(True, endpoint, f"{endpoint} answered {type(exc).__name__}: {exc}")
+    if listed and model not in listed:
+        shown = ", ".join(listed[:5]) + (" …" if len(listed) > 5 else "")
+        return EndpointStatus(
+            True,
+            endpoint,
+            f"{endpoint} does not serve model {model!r} (it serves {shown}): set AGENTIC_RAG_LLM_MODEL",
+            listed,
+        )
+    return EndpointStatus(True, endpoint, "", listed)

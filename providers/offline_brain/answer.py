@@ -1,0 +1,274 @@
+"""The offline answer: the one to three sentences of the evidence that answer the question, cited.
+
+Extractive on purpose (no text-writing model ships offline), so the work is choosing well:
+- by meaning first (the question's embedding against each sentence's, so a Chinese question can be
+  answered by an English sentence), with key-term coverage as a second signal;
+- by the kind of fact asked for: "how many / 多少" prefers a sentence with a number, "when / 何时" one
+  with a date, "who / 谁" one with a name, "default / 默认" one with a value;
+- only prose: code lines, table rows, link definitions and heading fragments are skipped unless the
+  question asks for a command or code;
+- no repeats, and short: further sentences join only while they score close to the best one and the
+  answer stays readable (``LENGTH_BUDGET``).
+When the sentences come from passages in the other language, the answer says so: it quotes them as
+written rather than pretending to translate.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from core.schemas import DraftAnswer, Passage, strip_bridge
+from core.text import contains_cjk, detect_language
+from providers.offline_brain.analysis import key_terms
+from providers.offline_brain.decompose import decompose
+from providers.offline_brain.extractive import split_sentences
+from providers.offline_brain.judge import semantic_match
+from providers.offline_brain.meaning import Meaning
+from providers.offline_brain.words import missing_words, pos_tags
+
+MAX_SENTENCES = 3
+CLOSE_TO_BEST = 0.8  # a further sentence must score at least this share of the best one
+LENGTH_BUDGET = {"zh": 110, "en": 230}  # characters of answer text before citations
+TYPE_BONUS = 0.15
+WRONG_KIND = 0.7  # "how many" answered by a sentence without any number: score kept at this share
+_LANGUAGE_NAME = {("zh", "en"): "英文", ("en", "zh"): "Chinese"}
+# What the writer adds around copied sentences; verification strips or skips these (no claim in them).
+LEAD_RE = re.compile(
+    r"^(?:（以下引自\w+资料原文）|\(Quoted from an? \w+ source\.\)\s*|最接近的内容：|The closest they come:\s*)"
+)
+NOT_A_CLAIM_RE = re.compile(r"^(?:根据现有资料无法确定|This cannot be determined from the documents)")
+
+# ---- what the question asks for -------------------------------------------------------------------
+
+_WANTS = {
+    "number": re.compile(
+        r"\bhow (?:many|much|long|old|big|large|far|tall|high|often)\b|多少|几[个次年天种位岁名]?|多[长大高久远重]",
+        re.IGNORECASE,
+    ),
+    "date": re.compile(
+        r"\bwhen\b|\bwhat (?:year|date|day|time)\b|\bwhich year\b|何时|什么时候|哪一?年|哪一?天|几月|几号",
+        re.IGNORECASE,
+    ),
+    "name": re.compile(r"\bwho(?:m|se)?\b|谁|哪位", re.IGNORECASE),
+    "value": re.compile(
+        r"\bdefault\b|\bvalue\b|\burl\b|\bport\b|\bexit code\b|\bversion\b|默认|取值|地址|端口|退出码|版本",
+        re.IGNORECASE,
+    ),
+}
+_ASKS_FOR_CODE = re.compile(
+    r"命令|代码|示例|脚本|怎么写|\bcommand\b|\bcode\b|\bsnippet\b|\bexample\b|\bsyntax\b|\bscript\b|\bcli\b",
+    re.IGNORECASE,
+)
+_DIGIT = re.compile(r"\d|[一二三四五六七八九十百千万亿两]")
+_DATE = re.compile(r"\b1\d{3}\b|\b20\d{2}\b|\d+\s*年|\d+\s*月|\d+\s*日|[一二三四五六七八九〇零十]+年|世纪")
+_LATIN_NAME = re.compile(r"\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
+_VALUE = re.compile(r"\d|https?://|`[^`]+`|\b[A-Z][A-Z0-9_]{2,}\b")
+
+
+def wanted(question: str) -> set[str]:
+    """The kinds of fact the question asks for (number, date, name, value); empty for other questions."""
+    return {kind for kind, cue in _WANTS.items() if cue.search(question)}
+
+
+def _has_name(sentence: str) -> bool:
+    if _LATIN_NAME.search(sentence) or "《" in sentence:
+        return True
+    if not contains_cjk(sentence):
+        return False
+    return any(flag == "nr" and len(word) >= 2 for word, flag in pos_tags(sentence))
+
+
+def has_kind(sentence: str, kind: str) -> bool:
+    if kind == "number":
+        return bool(_DIGIT.search(sentence))
+    if kind == "date":
+        return bool(_DATE.search(sentence))
+    if kind == "name":
+        return _has_name(sentence)
+    return bool(_VALUE.search(sentence))
+
+
+# ---- what is not an answer sentence ---------------------------------------------------------------
+
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$|^\s*\|?\s*:?-{3,}")
+_LINK_DEFINITION = re.compile(r"^\s*\[[^\]]+\]:\s*\S+")
+_HEADING = re.compile(r"^\s*#{1,6}\s")
+_SHELL = re.compile(
+    r"^\s*(?:\$ |>>> |```|(?:python3?|pip|bash|sh|cd|export|git|npm|docker|curl|uv|make|sudo)\s)"
+)
+_CODE_CHARS = re.compile(r"[{}();=<>\[\]]")
+_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+def is_prose(sentence: str) -> bool:
+    """False for code lines, table rows, link definitions, headings and heading-like fragments."""
+    text = sentence.strip()
+    if not text or _TABLE_ROW.match(text) or _LINK_DEFINITION.match(text) or _HEADING.match(text):
+        return False
+    if _SHELL.match(text) or text.startswith(("    ", "\t")):
+        return False
+    body = _LIST_MARK.sub("", text)
+    if len(_CODE_CHARS.findall(body)) > max(3, len(body) // 12):
+        return False
+    ends = bool(re.search(r"[。！？；.!?;:：)）\]」”\"]\s*$", body))
+    short = len(body) < 12 if contains_cjk(body) else len(body.split()) < 5
+    return ends or not short
+
+
+def clean(sentence: str) -> str:
+    """The sentence as a reader should see it: list marks and Markdown emphasis removed."""
+    text = _LIST_MARK.sub("", sentence.strip())
+    return re.sub(r"\*\*|__", "", text).strip()
+
+
+def _fingerprint(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text).lower()
+
+
+# ---- choosing -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Candidate:
+    passage_index: int
+    position: int
+    sentence: str
+    score: float
+    match: float  # max(term coverage, meaning match) without bonuses: is this on the question at all?
+
+
+def candidates(question: str, passages: list[Passage], meaning: Meaning | None) -> list[Candidate]:
+    """Every prose sentence of the passages with its score for ``question``."""
+    allow_code = bool(_ASKS_FOR_CODE.search(question))
+    terms = key_terms(question)
+    kinds = wanted(question)
+    rows: list[tuple[int, int, str]] = []
+    for p_index, passage in enumerate(passages):
+        for position, raw in enumerate(split_sentences(passage.text)):
+            if allow_code or is_prose(raw):
+                sentence = clean(raw)
+                if sentence:
+                    rows.append((p_index, position, sentence))
+    sims = meaning.similarity(question, [r[2] for r in rows]) if meaning and rows else [0.0] * len(rows)
+    out = []
+    headings = [set(key_terms(p.heading)) for p in passages]
+    for (p_index, position, sentence), sim in zip(rows, sims, strict=True):
+        found = set(key_terms(sentence)) | headings[p_index]  # the heading says what the sentence is about
+        cov = sum(1 for t in terms if t in found) / len(terms) if terms else 0.0
+        match = max(cov, semantic_match(sim))
+        fits = sum(has_kind(sentence, kind) for kind in kinds) / len(kinds) if kinds else 0.0
+        prior = 0.1 / (1 + p_index)  # the reranker put this passage higher
+        score = (match + TYPE_BONUS * fits + prior) * (WRONG_KIND if kinds and not fits else 1.0)
+        out.append(Candidate(p_index, position, sentence, score if match else 0.0, match))
+    return out
+
+
+def _duplicate(sentence: str, chosen: list[Candidate]) -> bool:
+    key = _fingerprint(sentence)
+    return any(key in _fingerprint(c.sentence) or _fingerprint(c.sentence) in key for c in chosen)
+
+
+def choose(question: str, passages: list[Passage], meaning: Meaning | None) -> list[Candidate]:
+    """The one to three sentences that answer; one per sub-question first for multi-part questions."""
+    pool = sorted(
+        (c for c in candidates(question, passages, meaning) if c.score > 0),
+        key=lambda c: (-c.score, c.passage_index, c.position),
+    )
+    if not pool:
+        return []
+    chosen: list[Candidate] = []
+    for sub in [strip_bridge(q) for q in decompose(question)][:MAX_SENTENCES]:
+        best = next(
+            iter(
+                sorted(
+                    (c for c in candidates(sub, passages, meaning) if c.score > 0),
+                    key=lambda c: (-c.score, c.passage_index, c.position),
+                )
+            ),
+            None,
+        )
+        if best and not _duplicate(best.sentence, chosen):
+            chosen.append(best)
+    language = "zh" if detect_language(question) == "zh" else "en"
+    for item in pool:
+        if len(chosen) >= MAX_SENTENCES:
+            break
+        if _duplicate(item.sentence, chosen):
+            continue
+        if chosen:
+            length = sum(len(c.sentence) for c in chosen) + len(item.sentence)
+            if item.score < CLOSE_TO_BEST * pool[0].score or length > LENGTH_BUDGET[language]:
+                continue
+        chosen.append(item)
+    return chosen
+
+
+# ---- writing --------------------------------------------------------------------------------------
+
+
+def _cite(items: list[Candidate], passages: list[Passage]) -> str:
+    """Sentences in evidence order, each closed by its passage's [n]; spacing follows each sentence."""
+    parts: list[str] = []
+    for item in sorted(items, key=lambda c: (c.passage_index, c.position)):
+        sentence = item.sentence.rstrip()
+        marker = f"[{passages[item.passage_index].number}]"
+        end = re.search(r"[。！？；.!?;]$", sentence)
+        cjk = contains_cjk(sentence[-3:])
+        if end:
+            parts.append(f"{sentence[:-1]}{'' if cjk else ' '}{marker}{sentence[-1]}")
+        else:
+            parts.append(f"{sentence}{marker}。" if cjk else f"{sentence} {marker}.")
+    text = ""
+    for part in parts:
+        text += part if not text or (contains_cjk(text[-2:]) and contains_cjk(part[:1])) else " " + part
+    return text
+
+
+def _source_note(question_language: str, items: list[Candidate]) -> str:
+    """A lead naming the source language when the answer quotes passages in the other language."""
+    other = [c for c in items if detect_language(c.sentence) != question_language]
+    if not other:
+        return ""
+    name = _LANGUAGE_NAME.get((question_language, detect_language(other[0].sentence)), "")
+    if question_language == "zh":
+        return f"（以下引自{name}资料原文）"
+    return f"(Quoted from a {name} source.) "
+
+
+def extractive_answer(
+    question: str, passages: list[Passage], threshold: float = 0.5, meaning: Meaning | None = None
+) -> DraftAnswer:
+    """Answer with sentences copied from the passages, each followed by its passage's [n].
+
+    Insufficient when no sentence is on the question: the passages jointly cover less than
+    ``threshold`` of its key terms and no sentence reaches ``SEMANTIC_MATCH`` by meaning. The
+    message then names the question's words the passages lack."""
+    language = "zh" if detect_language(question) == "zh" else "en"
+    picked = choose(question, passages, meaning)
+    evidence_terms: set[str] = set()
+    for passage in passages:
+        evidence_terms |= set(key_terms(f"{passage.heading} {passage.text}"))
+    terms = key_terms(question)
+    covered = sum(1 for t in terms if t in evidence_terms) / len(terms) if terms else 1.0
+    best_match = max((c.match for c in picked), default=0.0)
+    on_topic = covered >= threshold or best_match >= 0.5
+    if picked and on_topic:
+        return DraftAnswer(answer=_source_note(language, picked) + _cite(picked, passages))
+    missing = missing_words(question, evidence_terms) if covered < threshold else []
+    closest = _cite(picked[:1], passages) if picked else ""
+    if language == "zh":
+        what = "、".join(missing)
+        head = (
+            f"根据现有资料无法确定答案：资料中没有提到“{what}”。" if missing else "根据现有资料无法确定答案。"
+        )
+        text = f"{head}最接近的内容：{closest}" if closest else head
+    else:
+        what = ", ".join(missing)
+        head = (
+            f"This cannot be determined from the documents: they do not mention {what}."
+            if missing
+            else "This cannot be determined from the documents."
+        )
+        text = f"{head} The closest they come: {closest}" if closest else head
+    return DraftAnswer(answer=text, insufficient=True, missing=missing)
