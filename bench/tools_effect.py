@@ -20,8 +20,8 @@ from evaluators.modes import prepare_index
 from graph.builder import build_graph
 from graph.evaluation import make_context
 from graph.run import ask
+from providers.offline_brain.answer import extractive_answer
 from providers.offline_brain.compute import computation_intent
-from providers.offline_brain.extractive import extractive_answer
 
 
 def measure(name: str, mode: str) -> list[str]:
