@@ -48,7 +48,7 @@ def rankings(retrievers, question: str, depth: int) -> dict[str, list[str]]:
 def measure(name: str, limit: int) -> list[str]:
     dataset = load_dataset(resolve_dataset_dir(name), limit=limit, require_corpus=True)
     settings = load_settings(reranker="none")
-    folder = prepare_index(dataset, settings, None, progress=False)
+    settings, folder = prepare_index(dataset, settings, None, progress=False)
     retrievers = open_retrievers(settings, folder)
     scores: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
     started = time.process_time()

@@ -31,7 +31,8 @@ def measure(name: str, mode: str) -> list[str]:
     if not asked:
         return [*lines, ""]
     settings = load_settings(reranker="lexical", brain="offline")
-    context = make_context(settings, prepare_index(dataset, settings, None, progress=False))
+    settings, folder = prepare_index(dataset, settings, None, progress=False)
+    context = make_context(settings, folder)
     app = build_graph()
     lines += ["| question | gold | tool | tool answer F1 | extractive F1 |", "|---|---|---|---:|---:|"]
     tool_f1, plain_f1 = [], []
