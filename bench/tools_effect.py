@@ -39,7 +39,17 @@ def measure(name: str, mode: str) -> list[str]:
     for query in asked:
         result = ask(app, query.question, context=context, mode=mode)
         generate = next(e for e in result.trace if e.node == "generate")
-        plain = extractive_answer(result.standalone_question or query.question, result.passages).answer
+        writer = context.brain.write  # the offline writer: the same extractive answer, without its tool route
+        plain = (
+            extractive_answer(
+                result.standalone_question or query.question,
+                result.passages,
+                threshold=writer.threshold,
+                meaning=writer.meaning,
+            ).answer
+            if generate.detail
+            else result.answer
+        )
         f1_tool, f1_plain = m.token_f1(result.answer, query.answers), m.token_f1(plain, query.answers)
         tool_f1.append(f1_tool or 0.0)
         plain_f1.append(f1_plain or 0.0)
