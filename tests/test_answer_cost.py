@@ -93,3 +93,26 @@ def test_answer_cost_of_a_run_and_its_averages_in_the_report() -> None:
     table = markdown_table([summary])
     assert "hallucination_rate" in table and "tokens_in_per_q" in table and "cost_per_1k_q" in table
     assert format_value("cost_per_1k_q", 0.04512) == "0.0451"
+
+
+def test_report_files_carry_the_cost_figures(tmp_path) -> None:
+    from evaluators.report import ModeSummary, cost_label, write_report
+
+    summary = ModeSummary(
+        mode="agentic",
+        n_queries=2,
+        metrics={
+            "f1": 0.5,
+            "hallucination_rate": 0.25,
+            "tokens_in_per_q": 812.0,
+            "tokens_out_per_q": 95.5,
+            "cost_per_1k_q": 0.18,
+            "latency_p50_ms": 200.0,
+            "latency_p95_ms": 300.0,
+        },
+    )
+    assert cost_label(summary) == "agentic\n812 in / 96 out tok\n$0.18 / 1k q"
+    paths = write_report(tmp_path, "tiny", [summary])
+    table = paths.markdown_path.read_text(encoding="utf-8")
+    assert "hallucination_rate" in table and "tokens_in_per_q" in table and "0.1800" in table
+    assert paths.png_path.stat().st_size > 0
