@@ -18,7 +18,6 @@ from graph.run import ask
 from memory.feedback import FeedbackError, FeedbackRecord, FeedbackStore, Verdict
 from nodes.context import AgentContext
 from nodes.policy import MODES
-from providers.brain import make_brain
 
 RERUN_MODES: tuple[str, ...] = ("naive", "keyword", "hybrid", "hybrid_rerank", "agentic")
 
@@ -128,7 +127,8 @@ def feedback_report(store: FeedbackStore, app: Any, context: AgentContext) -> Fe
 
 
 def with_settings(context: AgentContext, changes: dict[str, Any]) -> AgentContext:
-    """A context using changed settings, reusing the opened index and embedder."""
+    """A context using changed settings, reusing the opened index, embedder and brain (no proposal
+    changes a brain setting)."""
     from providers.rerankers import make_reranker
     from retrievers.factory import build_retrievers
 
@@ -142,9 +142,7 @@ def with_settings(context: AgentContext, changes: dict[str, Any]) -> AgentContex
             cache_dir=Path(settings.index_dir) / "cache",
             blend=settings.rerank_blend,
         )
-    return AgentContext(
-        settings=settings, retrievers=retrievers, brain=make_brain(settings), reranker=reranker
-    )
+    return AgentContext(settings=settings, retrievers=retrievers, brain=context.brain, reranker=reranker)
 
 
 class Effect(BaseModel):
