@@ -54,7 +54,8 @@ def lookup_cache(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
 
 
 def cache_answer(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
-    """Store a fresh, sufficient answer; cached, failed and insufficient answers are not stored."""
+    """Store a fresh, sufficient answer. Cached, failed and insufficient answers are not stored, nor one
+    the offline rules wrote because the model failed (it would outlive the outage)."""
     context = ctx(runtime)
     if (
         context.cache is None
@@ -62,6 +63,7 @@ def cache_answer(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
         or state.get("error")
         or state.get("insufficient")
         or not state.get("answer")
+        or any(event.fallback_reason for event in state.get("trace") or [])
     ):
         return {}
     question = question_of(state)
