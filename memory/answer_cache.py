@@ -155,10 +155,6 @@ class AnswerCache:
             "misses": int(counts.get("misses", 0)),
         }
 
-    def clear(self) -> None:
-        with self._lock, self._db:
-            self._db.execute("DELETE FROM entries")
-
     def close(self) -> None:
         with self._lock:
             self._db.close()

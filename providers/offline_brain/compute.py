@@ -18,7 +18,6 @@ from core.schemas import DraftAnswer, Passage
 from core.text import detect_language, split_sentences
 from providers.offline_brain.analysis import key_terms
 from tools import ToolError, ToolResult, run_tool
-from tools.calculator import format_number
 from tools.dates import find_dates
 from tools.units import known_units
 
@@ -243,7 +242,3 @@ def computed_answer(question: str, computation: Computation) -> DraftAnswer:
             "According to the documents: " + " ".join(quoted) + " " if quoted else ""
         ) + f"Computed: {shown}{cite}."
     return DraftAnswer(answer=text.strip(), insufficient=False)
-
-
-def result_value(computation: Computation) -> str:
-    return format_number(computation.result.value)
