@@ -7,6 +7,10 @@ then the defaults below. The OpenAI-compatible endpoint also honours the standar
 
 from __future__ import annotations
 
+import difflib
+import logging
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -137,6 +141,15 @@ class Settings(BaseSettings):
     # --- memory ------------------------------------------------------------------------------
     max_checkpoints_per_thread: int = Field(default=20, ge=1)
 
+    # --- serving (python main.py serve) ------------------------------------------------------
+    serve_host: str = Field(default="127.0.0.1", description="address the HTTP server listens on")
+    serve_port: int = Field(default=8000, ge=0, le=65535)
+    serve_token: str | None = Field(
+        default=None, description="when set, every API call needs 'Authorization: Bearer <token>'"
+    )
+    serve_workers: int = Field(default=4, ge=1, description="questions answered at the same time")
+    serve_max_request_kb: int = Field(default=256, ge=1, description="larger request bodies get 413")
+
     @model_validator(mode="after")
     def _check_overlap(self) -> Settings:
         if self.chunk_overlap >= self.chunk_size:
@@ -152,13 +165,88 @@ class Settings(BaseSettings):
         return bool(self.openai_api_key or self.openai_base_url) or self.brain == "llm"
 
 
+log = logging.getLogger(__name__)
+# AGENTIC_RAG_* variables read outside Settings (so not "unknown"): the evaluation sets' folder.
+OTHER_ENV_NAMES = ("AGENTIC_RAG_DATA_DIR",)
+SECRET_FIELDS = frozenset({"openai_api_key", "serve_token", "postgres_url"})
+_warned: set[str] = set()
+
+
+def env_names(field: str) -> list[str]:
+    """The environment variables that set one setting, highest priority first."""
+    alias = Settings.model_fields[field].validation_alias
+    if isinstance(alias, AliasChoices):
+        return [str(choice) for choice in alias.choices]
+    return [f"{ENV_PREFIX}{field.upper()}"]
+
+
+def unknown_env_names(environ: Mapping[str, str]) -> list[tuple[str, str | None]]:
+    """``AGENTIC_RAG_*`` variables that set nothing, each with the closest valid name (or None)."""
+    valid = [n for field in Settings.model_fields for n in env_names(field) if n.startswith(ENV_PREFIX)]
+    valid += OTHER_ENV_NAMES
+    unknown = []
+    for name in sorted(environ):
+        if name.upper().startswith(ENV_PREFIX) and name.upper() not in valid:
+            # Compare what follows the prefix: the shared prefix would make every name look close.
+            tails = [v[len(ENV_PREFIX) :] for v in valid]
+            close = difflib.get_close_matches(name.upper()[len(ENV_PREFIX) :], tails, n=1, cutoff=0.6)
+            unknown.append((name, ENV_PREFIX + close[0] if close else None))
+    return unknown
+
+
+def _dotenv() -> dict[str, str]:
+    from dotenv import dotenv_values
+
+    path = Path(str(Settings.model_config.get("env_file") or ".env"))
+    return {k: v for k, v in dotenv_values(path).items() if v is not None} if path.is_file() else {}
+
+
+def _warn_unknown(environ: Mapping[str, str], where: str) -> None:
+    for name, close in unknown_env_names(environ):
+        if name in _warned:
+            continue
+        _warned.add(name)
+        hint = f"; did you mean {close}?" if close else " (python main.py config lists the settings)"
+        log.warning("unknown setting %s in the %s is ignored%s", name, where, hint)
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Build settings, letting explicit overrides (CLI flags) win; None overrides are ignored."""
     clean = {key: value for key, value in overrides.items() if value is not None}
+    _warn_unknown(os.environ, "environment")
+    _warn_unknown(_dotenv(), ".env file")
     try:
         return Settings(**clean)
     except ValidationError as exc:
         raise SettingsError(_describe(exc)) from None
+
+
+def setting_sources(overrides: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """Where each setting's effective value comes from: command line, environment, .env, or default."""
+    given = {k for k, v in (overrides or {}).items() if v is not None}
+    dotenv = {k.upper() for k in _dotenv()}
+    environ = {k.upper() for k in os.environ}
+    sources = {}
+    for field in Settings.model_fields:
+        names = env_names(field)
+        if field in given:
+            sources[field] = "command line"
+        elif found := next((n for n in names if n in environ), None):
+            sources[field] = f"environment {found}"
+        elif found := next((n for n in names if n in dotenv), None):
+            sources[field] = f".env {found}"
+        else:
+            sources[field] = "default"
+    return sources
+
+
+def shown_value(field: str, value: Any) -> str:
+    """A setting's value for display, secrets hidden."""
+    if value is None:
+        return "-"
+    if field in SECRET_FIELDS:
+        return "***"
+    return str(value)
 
 
 def _describe(exc: ValidationError) -> str:

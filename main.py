@@ -6,6 +6,7 @@ import argparse
 import importlib
 import logging
 import os
+import re
 import sys
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -13,16 +14,56 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-COMMANDS = ["ingest", "search", "index_cmd", "ask", "eval_cmd", "threads", "doctor", "feedback", "session"]
+# The project's own loggers; -v shows their debug lines, -vv everything (faiss, httpx, ...) too.
+PROJECT_LOGGERS = (
+    "config",
+    "cli",
+    "server",
+    "graph",
+    "nodes",
+    "retrievers",
+    "providers",
+    "memory",
+    "ingestion",
+    "evaluators",
+    "core",
+)
+LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
+
+COMMANDS = [
+    "ingest",
+    "search",
+    "index_cmd",
+    "ask",
+    "eval_cmd",
+    "threads",
+    "doctor",
+    "feedback",
+    "session",
+    "serve",
+    "config_cmd",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python main.py",
+        prog=_prog(),
         description="Agentic RAG over your documents (Chinese and English). "
         "Without a command: an interactive session.",
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log debug information to stderr")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="log the engine's decisions (files, routes, fallbacks, timings) to stderr; -vv adds libraries' "
+        "debug lines; accepted anywhere on the command line",
+    )
+    parser.add_argument(
+        "--log-file",
+        metavar="FILE",
+        help="also write the engine's debug log, with times, to FILE; accepted anywhere on the command line",
+    )
     sub = parser.add_subparsers(dest="command")
     for name in COMMANDS:
         try:
@@ -35,14 +76,61 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _prog() -> str:
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return "python main.py" if name in ("", "main.py", "-c") else name
+
+
+def split_global_options(argv: list[str]) -> tuple[int, str | None, list[str]]:
+    """Take ``-v``/``-vv``/``--verbose`` and ``--log-file FILE`` from anywhere before ``--``; argparse
+    only accepts top-level options before the subcommand, which is not where people type them."""
+    verbose, log_file, rest = 0, None, []
+    items = iter(argv)
+    for item in items:
+        if item == "--":
+            rest.append(item)
+            rest.extend(items)
+            break
+        if item == "--verbose" or re.fullmatch(r"-v+", item):
+            verbose += 1 if item == "--verbose" else len(item) - 1
+        elif item == "--log-file":
+            log_file = next(items, None)
+            if log_file is None:
+                raise SystemExit("error: --log-file needs a file name")
+        elif item.startswith("--log-file="):
+            log_file = item.split("=", 1)[1]
+        else:
+            rest.append(item)
+    return verbose, log_file, rest
+
+
+def setup_logging(verbose: int, log_file: str | None) -> None:
+    """Quiet by default (warnings only); -v shows the project's debug lines, -vv every library's too."""
+    root = logging.getLogger()
+    root.setLevel(logging.DEBUG if verbose >= 2 else logging.WARNING)
+    console = logging.StreamHandler(sys.stderr)
+    console.setFormatter(logging.Formatter(LOG_FORMAT))
+    console.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    root.addHandler(console)
+    project_level = logging.DEBUG if verbose or log_file else logging.WARNING
+    for name in PROJECT_LOGGERS:
+        logging.getLogger(name).setLevel(project_level)
+    if log_file:
+        try:
+            handler = logging.FileHandler(log_file, encoding="utf-8")
+        except OSError as exc:
+            raise SystemExit(f"error: cannot write the log file {log_file}: {exc.strerror}") from None
+        handler.setFormatter(logging.Formatter("%(asctime)s " + LOG_FORMAT))
+        handler.setLevel(logging.DEBUG)
+        root.addHandler(handler)
+
+
 def main(argv: list[str] | None = None) -> int:
+    verbose, log_file, rest = split_global_options(sys.argv[1:] if argv is None else list(argv))
     parser = build_parser()
-    args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        stream=sys.stderr,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    args = parser.parse_args(rest)
+    args.verbose, args.log_file = verbose, log_file
+    setup_logging(verbose, log_file)
     handler = getattr(args, "handler", None)
     if handler is None:
         try:
@@ -56,5 +144,10 @@ def main(argv: list[str] | None = None) -> int:
     return run_safely(handler, args)
 
 
-if __name__ == "__main__":
+def console_main() -> None:
+    """The installed ``agentic-rag`` command."""
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    console_main()

@@ -8,16 +8,22 @@ from contextlib import nullcontext
 from rich.console import Console
 from rich.markup import escape
 
-from cli.common import add_common, print_json, settings_from
+from cli.common import add_common, make_console, print_json, settings_from
 from nodes.policy import MODES
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ask", help="ask one question (answer with citations)")
-    p.add_argument("question")
+    p.add_argument("question", help="the question, in English or Chinese")
     p.add_argument("--mode", choices=MODES, help="retrieval mode (default: agentic)")
     p.add_argument("--thread", help="continue (or start) a conversation thread with this id")
-    p.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument(
+        "--filter",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="source=GLOB, language=zh, after=2024-01-01, before=..., or any metadata key; repeatable",
+    )
     p.add_argument("--brain", choices=["auto", "offline", "llm"], help="force the offline or LLM brain")
     add_common(p)
     p.set_defaults(handler=run)
@@ -47,12 +53,13 @@ def run(args: argparse.Namespace) -> int:
     from graph.builder import build_graph
     from graph.run import ask
     from memory.checkpointer import open_checkpointer
-    from memory.threads import cap_checkpoints
     from nodes.context import build_context
     from nodes.state import CHECKPOINT_TYPES
+    from retrievers.index import require_chunks
 
     settings = settings_from(args, brain=args.brain)
     context = build_context(settings)
+    require_chunks(context.retrievers.index)
     saver_cm = (
         open_checkpointer(
             sqlite_path=settings.checkpoint_db,
@@ -63,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         else nullcontext(None)
     )
     with saver_cm as saver:
-        app = build_graph(checkpointer=saver)
+        app = build_graph(checkpointer=saver, max_checkpoints_per_thread=settings.max_checkpoints_per_thread)
         result = ask(
             app,
             args.question,
@@ -72,12 +79,10 @@ def run(args: argparse.Namespace) -> int:
             mode=args.mode,
             filters=Filters.from_pairs(args.filter) if args.filter else None,
         )
-        if saver is not None:
-            cap_checkpoints(saver, args.thread, settings.max_checkpoints_per_thread)
     for warning in result.warnings:
         Console(stderr=True, highlight=False, soft_wrap=True).print(f"warning: {escape(warning)}")
     if args.json:
         print_json(result.model_dump(mode="json"))
     else:
-        render_answer(Console(), result)
+        render_answer(make_console(), result)
     return 1 if result.error and not result.answer else 0

@@ -7,7 +7,12 @@ import json
 import sys
 from typing import Any
 
+from rich.console import Console
+
 from config import Settings, load_settings
+
+# Wide enough that nothing wraps, small enough that rich's layout arithmetic stays cheap.
+UNWRAPPED_WIDTH = 10_000
 
 
 def add_common(parser: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
@@ -32,3 +37,12 @@ def settings_from(args: argparse.Namespace, **extra: Any) -> Settings:
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
     sys.stdout.flush()
+
+
+def make_console(*, stderr: bool = False, **options: Any) -> Console:
+    """A console for a terminal, or, when output goes to a file or pipe, one that never hard-wraps lines
+    (a wrapped line would split citation markers such as ``[1]`` and break scripts reading the output)."""
+    stream = sys.stderr if stderr else sys.stdout
+    if stream.isatty():
+        return Console(stderr=stderr, **options)
+    return Console(stderr=stderr, soft_wrap=True, width=UNWRAPPED_WIDTH, **options)

@@ -37,8 +37,15 @@ def _modes(text: str) -> list[str]:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="evaluate retrieval and answers on a dataset folder")
     p.add_argument("dataset", help="folder with corpus.jsonl + queries.jsonl, or a name under ../shared/data")
-    p.add_argument("--modes", type=_modes, default=list(MODES))
-    p.add_argument("--k", type=_ints, default=[1, 5, 10], dest="ks")
+    p.add_argument(
+        "--modes",
+        type=_modes,
+        default=list(MODES),
+        help=f"comma-separated retrieval modes to compare (default: all: {','.join(MODES)})",
+    )
+    p.add_argument(
+        "--k", type=_ints, default=[1, 5, 10], dest="ks", help="cut-offs for recall@k etc. (default 1,5,10)"
+    )
     p.add_argument("--limit", type=int, help="evaluate only the first N queries")
     p.add_argument("--out", type=Path, help="output folder (default eval_out/<dataset>)")
     p.add_argument("--reranker", help="none | e5 | lexical | cross-encoder:DIR")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 
-from cli.common import add_common, print_json, settings_from
+from cli.common import add_common, make_console, print_json, settings_from
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,6 +35,16 @@ def answer_cache_stats(settings, store) -> dict[str, object]:  # type: ignore[no
     return (counts or {"entries": 0}) | {"enabled": settings.answer_cache and key is not None}
 
 
+def readable_times(stats: dict[str, Any]) -> dict[str, Any]:
+    """Epoch seconds under ``*_at`` keys as ISO 8601 local times with their UTC offset."""
+    return {
+        key: datetime.fromtimestamp(value).astimezone().isoformat(timespec="seconds")
+        if key.endswith("_at") and isinstance(value, int | float)
+        else value
+        for key, value in stats.items()
+    }
+
+
 def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     if args.action == "migrate":
@@ -46,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 
         store = open_store(settings)
         try:
-            result = store.stats()
+            result = readable_times(store.stats())
             result["answer_cache"] = answer_cache_stats(settings, store)
         finally:
             store.close()
@@ -57,5 +68,5 @@ def run(args: argparse.Namespace) -> int:
     table = Table(title=title, show_header=False)
     for key, value in result.items():
         table.add_row(key, str(value))
-    Console().print(table)
+    make_console().print(table)
     return 0

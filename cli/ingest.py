@@ -5,19 +5,57 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from cli.common import add_common, print_json, settings_from
+from cli.common import add_common, make_console, print_json, settings_from
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from ingestion.formats import CODE_SUFFIXES
+    from ingestion.loaders import supported_suffixes
+
+    documents = " ".join(s for s in supported_suffixes() if s not in CODE_SUFFIXES)
     p = sub.add_parser("ingest", help="add, update or remove documents in the index")
-    p.add_argument("paths", nargs="+", type=Path, help="files or folders (.md .txt .pdf .html)")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        type=Path,
+        help=f"files or folders: {documents}, and source code ({' '.join(CODE_SUFFIXES[:6])} ...)",
+    )
     p.add_argument("--rebuild", action="store_true", help="ignore the existing index and rebuild")
-    p.add_argument("--chunk-size", type=int, dest="chunk_size")
-    p.add_argument("--chunk-overlap", type=int, dest="chunk_overlap")
-    p.add_argument("--semantic", action="store_true", default=None, dest="semantic_split")
+    p.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="read only files matching GLOB (path relative to the folder, or file name: '*.md', 'docs/**'); "
+        "repeatable",
+    )
+    p.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="skip files or folders matching GLOB ('build', '*.min.js'); repeatable; already indexed "
+        "files it matches are kept",
+    )
+    p.add_argument(
+        "--chunk-size", type=int, dest="chunk_size", help="target chunk size in characters (default 800)"
+    )
+    p.add_argument(
+        "--chunk-overlap",
+        type=int,
+        dest="chunk_overlap",
+        help="characters repeated between consecutive chunks (default 100)",
+    )
+    p.add_argument(
+        "--semantic",
+        action="store_true",
+        default=None,
+        dest="semantic_split",
+        help="also split where the topic changes (embeds every sentence: slower)",
+    )
     p.add_argument(
         "--prewarm-reranker",
         action="store_true",
@@ -60,6 +98,7 @@ def prewarm_reranker(settings) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ingestion.loaders import supported_suffixes
     from ingestion.pipeline import ingest_paths
     from retrievers.factory import embedder_for
 
@@ -81,16 +120,18 @@ def run(args: argparse.Namespace) -> int:
         embedder_for(settings),
         rebuild=args.rebuild,
         progress=not args.json,
+        include=args.include,
+        exclude=args.exclude,
         processor=processor,
     )
     if settings.rerank_prewarm:
         warmed = prewarm_reranker(settings)
         if not args.json:
-            Console(stderr=True).print(f"reranker cache: {warmed} passages embedded")
+            make_console(stderr=True).print(f"reranker cache: {warmed} passages embedded")
     if args.json:
         print_json(report.model_dump())
         return 0
-    console = Console(stderr=False)
+    console = make_console()
     table = Table(title=f"ingest into {report.index_dir}", show_header=False)
     for label, value in [
         ("files seen", report.files_seen),
@@ -99,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
         ("unchanged (skipped)", len(report.unchanged)),
         ("removed", len(report.removed)),
         ("failed", len(report.failed)),
+        ("unsupported (not read)", len(report.unsupported)),
+        ("excluded by --include/--exclude", report.excluded),
         ("chunks embedded", report.chunks_embedded),
         ("chunks in index", report.chunks_total),
         ("seconds", report.seconds),
@@ -106,5 +149,16 @@ def run(args: argparse.Namespace) -> int:
         table.add_row(label, str(value))
     console.print(table)
     for failed in report.failed:
-        console.print(f"[yellow]skipped[/] {failed.source}: {failed.reason}")
+        console.print(f"[yellow]skipped[/] {escape(failed.source)}: {escape(failed.reason)}")
+    if getattr(args, "verbose", 0):
+        for path in report.unsupported:
+            console.print(f"[dim]unsupported[/] {escape(path)}")
+    elif report.unsupported:
+        console.print(f"[dim]{len(report.unsupported)} unsupported files not read; -v lists them[/]")
+    if report.chunks_total == 0:
+        make_console(stderr=True).print(
+            "[yellow]the index is empty: nothing readable was found "
+            f"(supported: {escape(' '.join(supported_suffixes()))})[/]",
+            highlight=False,
+        )
     return 0

@@ -7,18 +7,22 @@ from __future__ import annotations
 
 import argparse
 
-from rich.console import Console
 from rich.markup import escape
 
-from cli.common import add_common, print_json, settings_from
+from cli.common import add_common, make_console, print_json, settings_from
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("search", help="search the index without the agent")
-    p.add_argument("query")
-    p.add_argument("--mode", choices=["vector", "keyword", "hybrid", "multi_hop", "hyde"], default="hybrid")
+    p.add_argument("query", help="what to look for (words, an identifier, a question)")
+    p.add_argument(
+        "--mode",
+        choices=["vector", "keyword", "hybrid", "multi_hop", "hyde"],
+        default="hybrid",
+        help="which retriever (default: hybrid = vector + keyword fused with RRF)",
+    )
+    p.add_argument("--k", type=int, default=10, help="number of results (default 10)")
     p.add_argument("--hypothesis", help="hyde: the hypothetical answer to search with")
-    p.add_argument("--k", type=int, default=10)
     p.add_argument(
         "--filter",
         action="append",
@@ -39,12 +43,14 @@ def first_pass_hypothesis(retrievers, query: str, depth: int, filters) -> str:  
 def run(args: argparse.Namespace) -> int:
     from core.chunks import Filters
     from retrievers.factory import open_retrievers
+    from retrievers.index import require_chunks
 
     settings = settings_from(args)
     filters = Filters.from_pairs(args.filter) if args.filter else None
     if not args.query.strip():
         raise ValueError("the query is empty")
     retrievers = open_retrievers(settings)
+    require_chunks(retrievers.index)
     hypothesis = None
     if args.mode == "hyde":
         hypothesis = args.hypothesis or first_pass_hypothesis(
@@ -79,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    console = Console()
+    console = make_console()
     if args.mode == "hyde":
         console.print(
             f"[dim]hypothesis: {escape(hypothesis or '(none: plain vector search)')}[/]", highlight=False

@@ -4,7 +4,9 @@ Each question streams the agent's steps as they happen, then the answer with num
 Conversations are checkpointed per thread, so follow-ups use the history and the last conversation
 resumes after a restart. Ctrl-C cancels the running question (the thread is rolled back to before it),
 never the session. With stdin not a terminal it reads one question per line, answers each in plain
-text and exits at end of input, so it can be scripted.
+text and exits at end of input, so it can be scripted; such a run starts a new thread (unless
+``--thread`` names one) and leaves the remembered one alone, so one-shot questions are never read in the
+light of an old conversation. The remembered thread is kept per index.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import hashlib
 import queue
 import sys
 import threading
@@ -27,7 +30,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from cli.ask import render_answer
-from cli.common import add_common
+from cli.common import add_common, make_console
 from core.trace import Decision, TraceEvent
 from nodes.policy import MODES
 
@@ -51,7 +54,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("session", help="interactive session (the default without a command)")
     p.add_argument("--mode", choices=MODES, help="retrieval mode to start with (default: agentic)")
     p.add_argument("--thread", help="continue (or start) this conversation thread")
-    p.add_argument("--new", action="store_true", help="start a new thread instead of resuming the last one")
+    p.add_argument(
+        "--new",
+        action="store_true",
+        help="start a new thread instead of resuming the last one (piped input always starts one)",
+    )
     p.add_argument("--brain", choices=["auto", "offline", "llm"], help="force the offline or LLM brain")
     add_common(p, json_flag=False)
     p.set_defaults(handler=run_session)
@@ -171,10 +178,12 @@ def new_thread_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def last_thread_file(checkpoint_db: Path) -> Path:
-    """Where the last conversation's id is kept: beside the checkpoint database it belongs to."""
+def last_thread_file(checkpoint_db: Path, index_dir: Path) -> Path:
+    """Where the last conversation over one index is kept: beside the checkpoint database it belongs to,
+    one file per index (a conversation about one document set means little over another)."""
     path = Path(checkpoint_db)
-    return path.with_name(path.name + ".last-thread")
+    key = hashlib.sha1(str(Path(index_dir).resolve()).encode()).hexdigest()[:12]
+    return path.with_name(f"{path.name}.last-thread-{key}")
 
 
 @dataclass
@@ -197,6 +206,8 @@ class Session:
         return self.saver.get_tuple({"configurable": {"thread_id": thread_id}}) is not None
 
     def remember(self) -> None:
+        if not self.interactive:
+            return  # scripted runs do not move where the next interactive session resumes
         try:
             self.state_file.parent.mkdir(parents=True, exist_ok=True)
             self.state_file.write_text(self.thread_id + "\n", encoding="utf-8")
@@ -231,7 +242,6 @@ class Session:
         from langgraph.errors import GraphRecursionError
 
         from graph.run import build_input, question_budget_for, result_from_state, run_config
-        from memory.threads import cap_checkpoints
         from providers.brain.budget import question_budget
 
         settings = self.context.settings
@@ -246,14 +256,18 @@ class Session:
                     build_input(question, self.mode, None),
                     config=config,
                     context=self.context,
-                    stream_mode=["updates", "messages"],
+                    stream_mode=["updates", "messages", "values"],
                 )
 
         run = _Run(stream)
         printed = 0
         streamed = ""
+        final: dict[str, Any] = {}
         try:
             for mode, payload in run.updates():
+                if mode == "values":
+                    final = payload  # the full state (checkpoints keep only the conversation)
+                    continue
                 if mode == "messages":
                     token = answer_token(payload)
                     if token:
@@ -286,10 +300,9 @@ class Session:
         self._end_progress(printed)
         for warning in budget.warnings:
             self.warn.print(f"warning: {escape(warning)}")
-        state = self.app.get_state(config).values
+        state = final or self.app.get_state(config).values
         self.last = result_from_state(question, state, started, self.thread_id)
         self.last.warnings = budget.warnings
-        cap_checkpoints(self.saver, self.thread_id, settings.max_checkpoints_per_thread)
         self.remember()
         render_answer(self.console, self.last, streamed=streamed)
 
@@ -391,8 +404,16 @@ class Session:
             self.console.print(
                 f"[bold][{passage.number}][/] {escape(passage.source + heading)}{mark}", highlight=False
             )
-            self.console.print(escape(passage.text.strip()), highlight=False)
+            self.console.print(escape(self.passage_text(passage).strip()), highlight=False)
             self.console.print()
+
+    def passage_text(self, passage: Any) -> str:
+        """The passage's text; a conversation resumed from a checkpoint has only its id, so the index has it."""
+        if passage.text:
+            return passage.text
+        docstore = self.context.retrievers.index.docstore
+        found = docstore.get(docstore.positions_of([passage.chunk_id]).values())
+        return next(iter(found.values())).text if found else "(no longer in the index)"
 
     def cmd_trace(self, _: str) -> None:
         if self.last is None or not self.last.trace:
@@ -513,8 +534,8 @@ def run_session(args: argparse.Namespace) -> int:
 
     _utf8_streams()
     interactive = sys.stdin.isatty()
-    console = Console(highlight=False) if sys.stdout.isatty() else Console(highlight=False, soft_wrap=True)
-    errors = Console(stderr=True, highlight=False, soft_wrap=True)
+    console = make_console(highlight=False)
+    errors = make_console(stderr=True, highlight=False)
     try:
         settings = load_settings(
             index_dir=getattr(args, "index_dir", None),
@@ -552,8 +573,10 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
     from nodes.context import build_context
     from nodes.state import CHECKPOINT_TYPES
     from providers.brain import offline_brain
+    from retrievers.index import require_chunks
 
     context = build_context(settings)
+    require_chunks(context.retrievers.index)
     problem = endpoint_problem(settings)
     if problem:
         # Once per session, not once per question: the offline brain answers until the next start.
@@ -568,18 +591,20 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
         open_feedback_store(checkpoint_db=settings.checkpoint_db, postgres_url=settings.postgres_url) as store,
     ):
         session = Session(
-            app=build_graph(checkpointer=saver),
+            app=build_graph(
+                checkpointer=saver, max_checkpoints_per_thread=settings.max_checkpoints_per_thread
+            ),
             context=context,
             saver=saver,
             console=console,
-            state_file=last_thread_file(settings.checkpoint_db),
+            state_file=last_thread_file(settings.checkpoint_db, settings.index_dir),
             mode=getattr(args, "mode", None) or settings.mode,
             interactive=interactive,
             feedback=store,
         )
-        resumed = (
-            None if getattr(args, "new", False) else getattr(args, "thread", None) or session.saved_thread()
-        )
+        resumed = getattr(args, "thread", None)
+        if not resumed and interactive and not getattr(args, "new", False):
+            resumed = session.saved_thread()
         if resumed:
             session.thread_id = resumed
             session.load_last()

@@ -10,12 +10,11 @@ import argparse
 from datetime import datetime
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from cli.common import add_common, print_json, settings_from
-from config import Settings
+from cli.common import make_console, print_json
+from config import Settings, load_settings
 
 ROLE_LABEL = {"user": "you", "assistant": "agent"}
 
@@ -25,16 +24,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     actions = p.add_subparsers(dest="threads_action", metavar="ACTION", required=True)
     add = actions.add_parser
     _options(add("list", help="every thread, most recent first"))
-    _options(add("show", help="the conversation of one thread")).add_argument("thread_id")
-    _options(add("delete", help="delete a thread and all its checkpoints")).add_argument("thread_id")
+    show = _options(add("show", help="the conversation of one thread"))
+    show.add_argument("thread_id", help="the thread's id (a unique prefix is enough)")
+    delete = _options(add("delete", help="delete a thread and all its checkpoints"))
+    delete.add_argument("thread_id", help="the thread's id (a unique prefix is enough)")
     prune = _options(add("prune", help="delete threads not updated for a while"))
     prune.add_argument("--older-than", required=True, metavar="AGE", help="e.g. 30d, 12h, 45m, 2w")
     p.set_defaults(handler=run)
 
 
 def _options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    add_common(parser)
+    """Threads live in the checkpoint store only: no index or embedder options here."""
     parser.add_argument("--db", dest="checkpoint_db", help="checkpoint SQLite file (default from settings)")
+    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     return parser
 
 
@@ -77,11 +79,11 @@ def run(args: argparse.Namespace) -> int:
     from memory.checkpointer import CheckpointerError
     from memory.threads import ThreadNotFoundError
 
-    settings = settings_from(args, checkpoint_db=getattr(args, "checkpoint_db", None))
+    settings = load_settings(checkpoint_db=args.checkpoint_db)
     try:
         return _dispatch(args, settings)
     except (ThreadNotFoundError, CheckpointerError) as exc:
-        Console(stderr=True).print(f"error: {escape(str(exc))}", highlight=False)
+        make_console(stderr=True).print(f"error: {escape(str(exc))}", highlight=False)
         return 1
 
 
@@ -90,7 +92,7 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     from memory.threads import delete_thread, list_threads, parse_duration, prune_threads, show_thread
     from nodes.state import CHECKPOINT_TYPES
 
-    console = Console(highlight=False)
+    console = make_console(highlight=False)
     action = args.threads_action
     older_than = parse_duration(args.older_than) if action == "prune" else None
     with open_checkpointer(

@@ -79,13 +79,16 @@ class Dataset(BaseModel):
 def shared_data_dir() -> Path | None:
     """The folder holding the evaluation sets: ``$AGENTIC_RAG_DATA_DIR`` if set, else ``../shared/data``
     beside the repository; ``None`` when that folder does not exist (tests then skip)."""
-    configured = os.environ.get(DATA_DIR_ENV)
-    candidate = (
-        Path(configured).expanduser()
-        if configured
-        else Path(__file__).resolve().parents[1].parent / "shared" / "data"
-    )
+    candidate = data_dir_candidate()
     return candidate if candidate.is_dir() else None
+
+
+def data_dir_candidate() -> Path:
+    """Where evaluation sets are looked up by name, whether or not that folder exists."""
+    configured = os.environ.get(DATA_DIR_ENV)
+    if configured:
+        return Path(configured).expanduser()
+    return Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 def resolve_dataset_dir(name_or_path: str | Path) -> Path:
@@ -98,8 +101,16 @@ def resolve_dataset_dir(name_or_path: str | Path) -> Path:
     if shared is not None and len(path.parts) == 1 and (shared / path).is_dir():
         return shared / path
     known = sorted(p.name for p in shared.iterdir() if p.is_dir()) if shared else []
+    looked = [str(path.absolute())]
+    if len(path.parts) == 1:
+        candidate = data_dir_candidate()
+        missing = "" if candidate.is_dir() else ", which does not exist"
+        looked.append(f"{candidate / path} (sets folder {candidate}{missing})")
     hint = f" Known sets in {shared}: {', '.join(known)}." if known else ""
-    raise DatasetError(f"dataset folder not found: {name_or_path}.{hint}")
+    raise DatasetError(
+        f"dataset folder not found: {name_or_path}; looked in {' and '.join(looked)}. Pass a folder path, "
+        f"or set {DATA_DIR_ENV} to the folder holding the evaluation sets.{hint}"
+    )
 
 
 def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

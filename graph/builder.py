@@ -15,6 +15,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from graph.routing import decide_next, route_after_cache, route_by_strategy
+from memory.bounded import BoundedSaver
+from memory.threads import supports_capping
 from nodes.analyze_query import analyze_query
 from nodes.cache import cache_answer, lookup_cache
 from nodes.compress import compress
@@ -28,7 +30,7 @@ from nodes.retrieve_keyword import retrieve_keyword
 from nodes.retrieve_multi_hop import merge_hops, search_sub_query
 from nodes.retrieve_vector import retrieve_vector
 from nodes.rewrite_query import rewrite_query
-from nodes.state import AgentState, InputState
+from nodes.state import CHECKPOINT_TYPES, AgentState, InputState, conversation_values
 from nodes.verify import verify
 
 RETRIEVAL_TARGETS = ["retrieve_vector", "retrieve_keyword", "retrieve_hybrid", "search_sub_query"]
@@ -39,8 +41,13 @@ def build_graph(
     *,
     name: str = "agentic-rag",
     context_schema: type = AgentContext,
+    max_checkpoints_per_thread: int | None = 20,
 ) -> CompiledStateGraph:
     """The compiled agent graph. Pass an ``AgentContext`` as ``context=`` when invoking it.
+
+    A SQLite or PostgreSQL ``checkpointer`` is wrapped in ``memory.bounded.BoundedSaver``: each thread
+    keeps its latest ``max_checkpoints_per_thread`` checkpoints (None: all), holding the conversation
+    and the ids of the passages behind each answer, not the passages' text.
 
     No node retry policy: model steps never raise (the brain's client retries 429/5xx/timeouts, then
     the offline role answers), and a retry of a whole node would repeat those retries.
@@ -80,4 +87,12 @@ def build_graph(
     builder.add_edge("generate", "verify")
     builder.add_edge("verify", "cache_answer")
     builder.add_edge("cache_answer", END)
+    if checkpointer is not None and max_checkpoints_per_thread and supports_capping(checkpointer):
+        # Checkpoints keep the conversation, not the evidence, and at most N per thread.
+        checkpointer = BoundedSaver(
+            checkpointer,
+            slim=conversation_values,
+            keep=max_checkpoints_per_thread,
+            allowed_types=CHECKPOINT_TYPES,
+        )
     return builder.compile(checkpointer=checkpointer, name=name)

@@ -109,12 +109,35 @@ def _passage_texts(app: Any, context: AgentContext, question: str, mode: str) ->
     return [p.text for p in result.passages]
 
 
+def chunk_texts(store: Any, chunk_ids: list[str]) -> dict[str, str]:
+    """Chunk id -> text from the index (local: through its docstore; Milvus: ids are its keys)."""
+    docstore = getattr(store, "docstore", None)
+    found = (
+        docstore.get(docstore.positions_of(chunk_ids).values()) if docstore else store.chunks_at(chunk_ids)
+    )
+    return {chunk.id: chunk.text for chunk in found.values()}
+
+
+def with_passage_texts(record: FeedbackRecord, store: Any) -> FeedbackRecord:
+    """The record with its passages' text: checkpoints keep a passage's id, not its text."""
+    blank = [p["chunk_id"] for p in record.passages if not p.get("text")]
+    if not blank:
+        return record
+    texts = chunk_texts(store, blank)
+    passages = [p | {"text": p.get("text") or texts.get(p["chunk_id"], "")} for p in record.passages]
+    return record.model_copy(update={"passages": passages})
+
+
 def feedback_report(store: FeedbackStore, app: Any, context: AgentContext) -> FeedbackReport:
     """Classify every bad answer (re-running it in the other modes when its passages missed)."""
     records = store.records()
     bad = [r for r in records if r.verdict == "bad"]
     diagnoses = [
-        diagnose(record, RERUN_MODES, lambda question, mode: _passage_texts(app, context, question, mode))
+        diagnose(
+            with_passage_texts(record, context.retrievers.index),
+            RERUN_MODES,
+            lambda question, mode: _passage_texts(app, context, question, mode),
+        )
         for record in bad
     ]
     return FeedbackReport(

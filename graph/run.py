@@ -3,6 +3,7 @@ the evaluation harness and embedding apps)."""
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from typing import Any
@@ -15,6 +16,8 @@ from core.schemas import Citation, Passage, QueryAnalysis, RetrievalEvaluation, 
 from core.trace import TraceEvent
 from nodes.context import AgentContext
 from providers.brain.budget import QuestionBudget, question_budget
+
+log = logging.getLogger(__name__)
 
 
 class AskResult(BaseModel):
@@ -118,6 +121,13 @@ def ask(
         )
     result = result_from_state(question, state, started, thread_id)
     result.warnings = budget.warnings
+    log.info(
+        "answered in %.0f ms: mode %s, stop %s, %d model calls",
+        result.latency_ms,
+        result.mode,
+        result.stop_reason or "-",
+        result.model_calls,
+    )
     return result
 
 

@@ -1,8 +1,8 @@
 """Turn a file on disk into a ``LoadedDocument`` of structural blocks.
 
-One entry point, ``load_document``, dispatches on the suffix to a parser for Markdown, plain text, HTML
-or PDF. Every way a file can be unusable (too large, binary, undecodable, empty, broken or encrypted
-PDF, a parser bug on a strange file) ends as a ``LoaderError`` with a reason a user can act on, so a
+One entry point, ``load_document``, dispatches on the suffix to a parser for Markdown, plain text, HTML,
+PDF, or (from ``ingestion.formats``) reST, Word, CSV/TSV, notebooks and code. Every way a file can be
+unusable (too large, binary, undecodable, empty, broken or encrypted PDF, a parser bug on a strange file) ends as a ``LoaderError`` with a reason a user can act on, so a
 bad file in a large folder is reported and skipped instead of stopping the whole ingestion.
 """
 
@@ -12,7 +12,6 @@ import contextlib
 import hashlib
 import io
 import logging
-import os
 import re
 import warnings
 from collections.abc import Callable, Iterator
@@ -51,31 +50,6 @@ def load_document(path: Path, *, max_bytes: int) -> LoadedDocument:
         raise LoaderError("document nesting too deep to parse", source) from None
     except Exception as exc:  # a parser failing on a strange file must not stop a whole ingestion
         raise LoaderError(f"cannot parse file ({type(exc).__name__}: {exc})", source) from None
-
-
-def iter_source_files(paths: list[Path]) -> list[Path]:
-    """Expand directories into the supported files below them, in sorted order.
-
-    Hidden directories (``.git``, ``.venv``), ``__pycache__``/``node_modules``, hidden files and files
-    with unsupported suffixes found while walking are skipped. Paths given explicitly are kept even when
-    unsupported or missing, so the caller can report them as skipped with a reason.
-    """
-    found: list[Path] = []
-    for path in paths:
-        path = Path(path)
-        if path.is_dir():
-            found.extend(sorted(_walk_supported(path)))
-        else:
-            found.append(path)
-    return list(dict.fromkeys(found))
-
-
-def _walk_supported(root: Path) -> Iterator[Path]:
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [name for name in dirs if not name.startswith(".") and name not in SKIPPED_DIR_NAMES]
-        for name in files:
-            if not name.startswith(".") and Path(name).suffix.lower() in SUPPORTED_SUFFIXES:
-                yield Path(folder) / name
 
 
 def _load(path: Path, source: str, max_bytes: int) -> LoadedDocument:
@@ -781,3 +755,15 @@ _PARSERS: dict[str, Callable[[bytes], tuple[str | None, list[Block]]]] = {
     ".htm": parse_html,
     ".pdf": parse_pdf,
 }
+
+
+# More formats (.rst, .docx, .csv/.tsv, .ipynb, source code) live in their own module.
+from ingestion.formats import PARSERS as _MORE_PARSERS  # noqa: E402
+
+_PARSERS.update(_MORE_PARSERS)
+SUPPORTED_SUFFIXES = SUPPORTED_SUFFIXES + tuple(_MORE_PARSERS)
+
+
+def supported_suffixes() -> tuple[str, ...]:
+    """Every suffix ingestion reads (JSON Lines included)."""
+    return SUPPORTED_SUFFIXES

@@ -43,6 +43,7 @@ def migrate_to_milvus(folder: Path, settings: Settings, *, replace: bool = False
             )
             files = docstore.files()
             store.put_files(files.values())
+            store.flush()
             return {"from": str(folder), "to": target.describe(), "chunks": written, "files": len(files)}
         finally:
             store.close()

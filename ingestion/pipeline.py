@@ -9,6 +9,7 @@ version of it was indexed, that version is kept (bad input loses nothing).
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,12 +24,15 @@ from core.chunks import Chunk
 from core.text import detect_language
 from ingestion.documents import LoadedDocument, TextPiece
 from ingestion.indexing import embed_in_batches, embedding_text, progress_interval
-from ingestion.loaders import LoaderError, iter_source_files, load_document
+from ingestion.loaders import LoaderError, load_document
 from ingestion.records import RECORD_SUFFIXES, load_records
 from ingestion.sinks import open_sink
+from ingestion.sources import scan_sources
 from ingestion.splitter import SplitConfig, split_document
 from providers.embeddings import Embedder
 from retrievers.docstore import FileRecord
+
+log = logging.getLogger(__name__)
 
 
 class FailedFile(BaseModel):
@@ -44,6 +48,8 @@ class IngestReport(BaseModel):
     unchanged: list[str] = Field(default_factory=list)
     removed: list[str] = Field(default_factory=list)
     failed: list[FailedFile] = Field(default_factory=list)
+    unsupported: list[str] = Field(default_factory=list, description="files found with no loader, not read")
+    excluded: int = Field(default=0, description="files left out by the include/exclude globs")
     chunks_total: int = 0
     chunks_embedded: int = 0
     seconds: float = 0.0
@@ -181,7 +187,11 @@ def ingest_paths(
     rebuild: bool = False,
     progress: bool = True,
     processor: Processor | None = None,
+    include: list[str] | None = None,
+    exclude: list[str] | None = None,
 ) -> IngestReport:
+    """Bring the index in line with ``paths``; ``include``/``exclude`` are globs on paths relative to the
+    folders given (or file names), e.g. ``*.md``, ``docs/**``, ``build``."""
     started = time.perf_counter()
     roots = [Path(p).resolve() for p in paths]
     for root in roots:
@@ -192,7 +202,14 @@ def ingest_paths(
     with open_sink(settings, embedder.name, embedder.dim, index_dir=index_dir, rebuild=rebuild) as sink:
         report = IngestReport(index_dir=sink.location)
         old_files = sink.files()
-        files = [p.resolve() for p in iter_source_files(roots)]
+        scan = scan_sources(roots, include or (), exclude or ())
+        files = [p.resolve() for p in scan.files]
+        report.unsupported = [str(p) for p in scan.unsupported]
+        report.excluded = len(scan.excluded)
+        # Files a filter left out are outside this run, like files outside its paths: kept as they are.
+        filtered_out = {str(p.resolve()) for p in scan.excluded}
+        for path in report.unsupported:
+            log.debug("unsupported %s", path)
         report.files_seen = len(files)
         keep_sources: set[str] = set()
         records: dict[str, FileRecord] = {}
@@ -200,6 +217,7 @@ def ingest_paths(
 
         def failed(source: str, reason: str) -> None:
             report.failed.append(FailedFile(source=source, reason=reason))
+            log.info("failed %s: %s", source, reason)
             if source in old_files:  # keep the last good version
                 keep_sources.add(source)
                 records[source] = old_files[source]
@@ -220,6 +238,7 @@ def ingest_paths(
                 keep_sources.add(source)
                 records[source] = old
                 report.unchanged.append(source)
+                log.debug("unchanged %s", source)
             else:
                 to_load.append((path, digest))
         outcomes, all_vectors = process(to_load)
@@ -235,18 +254,38 @@ def ingest_paths(
                 vector_rows.extend(range(row, row + count))
                 records[outcome.source] = outcome.record
                 (report.updated if outcome.source in old_files else report.added).append(outcome.source)
+                log.debug(
+                    "%s %s (%d chunks)",
+                    "updated" if outcome.source in old_files else "added",
+                    outcome.source,
+                    count,
+                )
             row += count
         scanned = {str(p) for p in files}
         for source in old_files:
             if source in keep_sources or source in records:
                 continue
-            if _under(source, roots) and source not in scanned:
+            if _under(source, roots) and source not in scanned and source not in filtered_out:
                 report.removed.append(source)
-            elif not _under(source, roots):  # outside this run's paths: untouched
+                log.debug("removed %s (no longer on disk)", source)
+            elif not _under(source, roots) or source in filtered_out:  # outside this run: untouched
                 keep_sources.add(source)
                 records[source] = old_files[source]
         vectors = all_vectors[vector_rows] if len(vector_rows) else all_vectors[:0]
         report.chunks_embedded = len(new_chunks)
         report.chunks_total = sink.write(new_chunks, vectors, records, keep_sources)
     report.seconds = round(time.perf_counter() - started, 2)
+    log.info(
+        "ingested into %s: %d added, %d updated, %d unchanged, %d removed, %d failed, %d unsupported, "
+        "%d chunks (%.1f s)",
+        report.index_dir,
+        len(report.added),
+        len(report.updated),
+        len(report.unchanged),
+        len(report.removed),
+        len(report.failed),
+        len(report.unsupported),
+        report.chunks_total,
+        report.seconds,
+    )
     return report

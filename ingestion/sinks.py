@@ -124,6 +124,7 @@ class MilvusSink:
         self.store.delete(stale)
         self.store.put_files(r for s, r in records.items() if s not in keep_sources)
         self.store.delete_files(s for s in replaced if s not in records)
+        self.store.flush()
         return self.store.count()
 
     def close(self) -> None:

@@ -7,8 +7,10 @@ closes the connection, so callers never touch driver details.
 
 from __future__ import annotations
 
+import copy
 import re
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -55,6 +57,20 @@ def _serializer(allowed_types: Iterable[type]) -> JsonPlusSerializer | None:
     """
     modules = sorted({(t.__module__, t.__name__) for t in allowed_types})
     return JsonPlusSerializer(allowed_msgpack_modules=modules) if modules else None
+
+
+def loading(saver: BaseCheckpointSaver, allowed_types: Iterable[type]) -> BaseCheckpointSaver:
+    """A shallow copy of ``saver`` that loads exactly ``allowed_types`` besides LangGraph's own, quietly.
+
+    A saver built with LangGraph's default serializer loads any class with a warning (and ignores the
+    allowlist a compiled graph derives from its state); a saver with another serializer is kept as is.
+    """
+    serde = _serializer(allowed_types)
+    if serde is None or type(saver.serde) is not JsonPlusSerializer:
+        return saver
+    clone = copy.copy(saver)
+    clone.serde = serde
+    return clone
 
 
 def _connect_sqlite(path: Path) -> sqlite3.Connection:
@@ -113,17 +129,40 @@ def _is_setup_race(exc: psycopg.Error) -> bool:
     return isinstance(exc, psycopg.errors.UniqueViolation | psycopg.errors.DuplicateTable)
 
 
-def _setup_postgres(saver: PostgresSaver, url: str) -> None:
-    for attempt in range(_SETUP_ATTEMPTS):
-        try:
-            saver.setup()
-            return
-        except psycopg.Error as exc:
-            if _is_setup_race(exc) and attempt + 1 < _SETUP_ATTEMPTS:
-                continue
+# Session advisory lock held while creating tables: replicas starting together take turns (LangGraph's
+# migrations run as separate statements, so without it the loser's retries can keep colliding). Waiters
+# poll with pg_try_advisory_lock: a blocked pg_advisory_lock is an open transaction, which the holder's
+# CREATE INDEX CONCURRENTLY waits for -> deadlock.
+_SETUP_LOCK_KEY = 0x6167_7261  # any fixed 64-bit number private to agentic-rag
+_SETUP_LOCK_WAIT_S = 120.0
+
+
+def _take_setup_lock(conn: psycopg.Connection, url: str) -> None:
+    deadline = time.monotonic() + _SETUP_LOCK_WAIT_S
+    while not conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (_SETUP_LOCK_KEY,)).fetchone()["ok"]:
+        if time.monotonic() > deadline:
             raise CheckpointerError(
-                f"cannot create checkpoint tables at {redact_url(url)}: {exc}".strip()
-            ) from exc
+                f"another process has been creating the checkpoint tables at {redact_url(url)} for "
+                f"{_SETUP_LOCK_WAIT_S:g} s; check it, then retry"
+            )
+        time.sleep(0.1)
+
+
+def _setup_postgres(saver: PostgresSaver, url: str, conn: psycopg.Connection) -> None:
+    _take_setup_lock(conn, url)
+    try:
+        for attempt in range(_SETUP_ATTEMPTS):
+            try:
+                saver.setup()
+                return
+            except psycopg.Error as exc:
+                if _is_setup_race(exc) and attempt + 1 < _SETUP_ATTEMPTS:
+                    continue
+                raise CheckpointerError(
+                    f"cannot create checkpoint tables at {redact_url(url)}: {exc}".strip()
+                ) from exc
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK_KEY,))
 
 
 @contextmanager
@@ -135,7 +174,7 @@ def open_checkpointer(
     if postgres_url:
         with _connect_postgres(postgres_url) as conn:
             saver = PostgresSaver(conn, serde=serde)
-            _setup_postgres(saver, postgres_url)
+            _setup_postgres(saver, postgres_url, conn)
             yield saver
         return
     path = Path(sqlite_path)

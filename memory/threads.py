@@ -414,6 +414,11 @@ class _PostgresBackend:
         return len(doomed), ids[keep - 1]
 
 
+def supports_capping(saver: BaseCheckpointSaver) -> bool:
+    """Whether ``cap_checkpoints`` knows this saver's tables (SQLite and PostgreSQL)."""
+    return _backend(saver) is not None
+
+
 def _backend(saver: BaseCheckpointSaver) -> _SqliteBackend | _PostgresBackend | None:
     if isinstance(saver, SqliteSaver):
         return _SqliteBackend(saver)

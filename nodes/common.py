@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -12,6 +13,8 @@ from core.trace import Decision, TraceEvent
 from nodes.context import AgentContext, resolve_context
 from nodes.policy import ModePolicy, policy_for
 from nodes.state import AgentState
+
+log = logging.getLogger(__name__)
 
 
 def ctx(runtime: Runtime[AgentContext] | None) -> AgentContext:
@@ -49,7 +52,7 @@ def event(
     """One trace entry; includes the brain's model calls and fallbacks during this node."""
     calls = context.brain.calls.drain() if context is not None else []
     reasons = [f"{c.step}: {c.error or 'fallback'}" for c in calls if c.fallback]
-    return TraceEvent(
+    entry = TraceEvent(
         node=node,
         decision=decision,
         detail=detail,
@@ -61,3 +64,7 @@ def event(
         tokens_out=sum(c.tokens_out for c in calls),
         fallback_reason="; ".join(reasons),
     )
+    if reasons:
+        log.info("%s fell back: %s", node, entry.fallback_reason)
+    log.debug("%s: %s %s %s (%.0f ms)", node, decision.value, detail, counts or "", entry.ms)
+    return entry

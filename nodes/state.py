@@ -91,6 +91,19 @@ class InputState(TypedDict, total=False):
     filters: Filters | None
 
 
+# Per-turn working sets: needed while a turn runs, not by the conversation afterwards.
+EVIDENCE_CHANNELS = ("retrieved", "reranked", "hop_hits")
+
+
+def conversation_values(values: dict[str, Any]) -> dict[str, Any]:
+    """What a checkpoint keeps: the conversation (question, answer, citations, messages, trace) and the
+    ids of the passages behind the answer, not the candidates' or passages' text."""
+    slim = {key: ([] if key in EVIDENCE_CHANNELS else value) for key, value in values.items()}
+    if slim.get("passages"):
+        slim["passages"] = [p.model_copy(update={"text": ""}) for p in slim["passages"]]
+    return slim
+
+
 TURN_RESET: dict[str, Any] = {
     "analysis": None,
     "strategy": "",

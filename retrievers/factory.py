@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +15,8 @@ from retrievers.keyword import KeywordRetriever
 from retrievers.multi_hop import MultiHopRetriever, TitleLinker
 from retrievers.store import Store, open_store
 from retrievers.vector import HydeRetriever, VectorRetriever
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -73,9 +77,18 @@ def build_retrievers(index: Store, settings: Settings, embedder: Embedder | None
 
 
 def open_retrievers(settings: Settings, index_dir: Path | None = None) -> RetrieverSet:
+    started = time.perf_counter()
     store = open_store(settings, index_dir)
     try:
-        return build_retrievers(store, settings)
+        retrievers = build_retrievers(store, settings)
     except BaseException:
         store.close()
         raise
+    log.debug(
+        "opened %s: %d chunks, embedder %s (%.0f ms)",
+        store.location,
+        store.count(),
+        settings.embedder,
+        (time.perf_counter() - started) * 1000,
+    )
+    return retrievers

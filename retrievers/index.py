@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -49,6 +50,21 @@ class IndexVersionError(IndexError_):
 
 class IndexCorruptedError(IndexError_):
     pass
+
+
+class IndexEmptyError(IndexError_):
+    """The index exists but holds no chunks (an ingest that found nothing to index)."""
+
+
+def empty_index_message(location: object) -> str:
+    return f"the index is empty: run ingest (python main.py ingest PATH...; the index is {location})"
+
+
+def require_chunks(store: Any) -> None:
+    """Refuse to search a store (local index or Milvus) without chunks, saying what to do instead of
+    answering from nothing."""
+    if store.count() == 0:
+        raise IndexEmptyError(empty_index_message(store.location))
 
 
 def rebuild_hint(folder: Path) -> str:

@@ -69,7 +69,7 @@ def make_context(request, settings, embedder, tmp_path):
         return AgentContext(
             settings=current,
             retrievers=build_retrievers(index, current, embedder),
-            brain=brain or offline_brain(),
+            brain=brain or offline_brain(embedder=embedder),
             reranker=None,
         )
 

@@ -1,9 +1,14 @@
 """Milvus for tests: Milvus Lite in process (a .db file), or its gRPC server on 127.0.0.1 for the remote path.
 
-``python -m milvus_lite server`` serves the same engine over the Milvus gRPC protocol, so
-``http://127.0.0.1:PORT`` exercises exactly the client code a Milvus server or cluster gets, and several
-processes can share it (Milvus Lite's file mode allows one process per file). One server runs per test
-session; tests keep apart by collection name.
+Milvus Lite's gRPC server (what ``python -m milvus_lite server`` runs) serves the same engine over the
+Milvus protocol, so ``http://127.0.0.1:PORT`` exercises exactly the client code a Milvus server or cluster
+gets, and several processes can share it (Milvus Lite's file mode allows one process per file). One
+server runs per test session; tests keep apart by collection name.
+
+Run as a script (``python tests/milvus_server.py DATA_DIR PORT``) it starts that server with the
+keepalive policy of a real Milvus server (client pings every 5 s or more allowed, also between calls):
+pymilvus pings every 10 s, and the stock Lite server answers with GOAWAY "too many pings" after a few
+minutes, which drops every client's connection. Nothing else differs.
 """
 
 from __future__ import annotations
@@ -105,3 +110,37 @@ def milvus_server_uri() -> Iterator[str]:
         pytest.skip("pymilvus/milvus-lite not installed (pip install -e '.[milvus]')")
     with run_server() as uri:
         yield uri
+
+
+def serve(data_dir: str, port: int) -> None:
+    """The Milvus Lite gRPC server on 127.0.0.1 with Milvus's own keepalive enforcement."""
+    from concurrent import futures
+
+    import grpc
+    from milvus_lite.adapter.grpc.servicer import MilvusServicer
+    from milvus_lite.db import MilvusLite
+    from pymilvus.grpc_gen import milvus_pb2_grpc
+
+    db = MilvusLite(data_dir)
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=16),
+        options=[
+            ("grpc.max_receive_message_length", 256 * 1024 * 1024),
+            ("grpc.max_send_message_length", 256 * 1024 * 1024),
+            ("grpc.http2.min_recv_ping_interval_without_data_ms", 5000),
+            ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.http2.max_ping_strikes", 0),
+        ],
+    )
+    milvus_pb2_grpc.add_MilvusServiceServicer_to_server(MilvusServicer(db), server)
+    server.add_insecure_port(f"127.0.0.1:{port}")
+    server.start()
+    try:
+        server.wait_for_termination()
+    finally:
+        server.stop(grace=2)
+        db.close()
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1], int(sys.argv[2]))

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from providers.offline_brain.contextualize import contextualize_question, needs_clarification
+from tests.graph_fixtures import make_context
+
+__all__ = ["make_context"]  # the fixture is used by name
+
 from providers.brain import offline_brain
 
 
@@ -32,3 +37,76 @@ def test_follow_ups_carry_the_previous_topic(previous, follow_up, must_contain):
 def test_self_contained_questions_are_left_alone(question):
     turns = [("user", "How does BM25 work?"), ("assistant", "It ranks by term statistics [1].")]
     assert offline_brain().contextualise(question, turns) == question
+
+
+# ---- resolved, not prefixed (issue 8) ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("history", "follow_up", "standalone"),
+    [
+        (
+            [("user", "混合检索是怎么合并结果的？"), ("assistant", "用 RRF[1]。")],
+            "那它的常数是多少？",
+            "混合检索的常数是多少？",
+        ),
+        (
+            [("user", "What is BM25?"), ("assistant", "A ranking function [1].")],
+            "Does it work for Chinese text?",
+            "Does BM25 work for Chinese text?",
+        ),
+        (
+            [("user", "《红楼梦》的作者是谁？"), ("assistant", "曹雪芹[1]。")],
+            "他出生在哪一年？",
+            "曹雪芹出生在哪一年？",
+        ),
+        (
+            [("user", "Who painted the Mona Lisa?"), ("assistant", "Leonardo da Vinci [1].")],
+            "Where was he born?",
+            "Where was Leonardo da Vinci born?",
+        ),
+        (
+            [("user", "What is hybrid search?"), ("assistant", "Fusion of two searches [1].")],
+            "它怎么合并两路结果？",
+            "hybrid search 怎么合并两路结果？",
+        ),
+        (
+            [("user", "长城有多长？"), ("assistant", "两万多公里[1]。")],
+            "When was it built?",
+            "When was 长城 built?",
+        ),
+    ],
+)
+def test_the_referring_word_is_replaced_and_the_sentence_kept(history, follow_up, standalone):
+    assert contextualize_question(follow_up, history) == standalone
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["那个性能问题怎么解决的？", "它的默认值是多少？", "How do I fix that?", "What did she discover?"],
+)
+def test_a_fresh_thread_with_nothing_to_refer_to_asks_which_thing_is_meant(question):
+    assert needs_clarification(question, [])
+    assert not needs_clarification(
+        question, [("user", "HNSW 索引的性能问题严重吗？"), ("assistant", "较严重[1]。")]
+    )
+
+
+@pytest.mark.parametrize(
+    "question", ["倒数排名融合是什么？", "What is reciprocal rank fusion?", "那个让检索变慢的东西叫什么？"]
+)
+def test_a_self_contained_question_needs_no_clarification(question):
+    assert not needs_clarification(question, [])
+
+
+def test_the_graph_asks_back_instead_of_answering(make_context):
+    from graph.builder import build_graph
+    from graph.run import ask
+
+    for question, phrase in (
+        ("那个性能问题怎么解决的？", "您指的是哪一个"),
+        ("How do I fix that?", "Which one do you mean"),
+    ):
+        result = ask(build_graph(), question, context=make_context())
+        assert phrase in result.answer and result.insufficient and not result.citations
+        assert not [e for e in result.trace if e.node.startswith("retrieve_")]  # nothing was searched

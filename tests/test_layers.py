@@ -1,7 +1,7 @@
 """Layers point down: every import of a project module, read from the source with ``ast`` (lazy and
 TYPE_CHECKING imports included), goes to the same layer or one below it.
 
-    core, config, tools  <  providers  <  retrievers, memory  <  ingestion  <  evaluators  <  nodes  <  graph  <  cli, main
+    core, config, tools  <  providers  <  retrievers, memory  <  ingestion  <  evaluators  <  nodes  <  graph  <  cli, server, main
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ PROJECT = {
     "nodes",
     "graph",
     "cli",
+    "server",
     "main",
     "tools",
 }

@@ -10,7 +10,8 @@ import pytest
 from pypdf import PdfWriter
 
 from ingestion.documents import LoadedDocument, LoaderError
-from ingestion.loaders import SUPPORTED_SUFFIXES, iter_source_files, load_document
+from ingestion.loaders import SUPPORTED_SUFFIXES, load_document
+from ingestion.sources import scan_sources
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
 MAX = 5_000_000
@@ -322,8 +323,8 @@ def test_too_large_file_names_sizes(tmp_path: Path) -> None:
 
 
 def test_unsupported_missing_and_directory_paths(tmp_path: Path) -> None:
-    assert reason_for(write(tmp_path, "report.docx", b"PK\x03\x04")).startswith(
-        "unsupported file type '.docx'"
+    assert reason_for(write(tmp_path, "report.pages", b"PK\x03\x04")).startswith(
+        "unsupported file type '.pages'"
     )
     assert reason_for(tmp_path / "missing.md") == "file not found"
     (tmp_path / "folder.md").mkdir()
@@ -351,13 +352,13 @@ def test_random_bytes_never_escape_as_another_exception(tmp_path: Path, suffix: 
 # --------------------------------------------------------------------------------------------------
 
 
-def test_iter_source_files_walks_sorted_and_skips_hidden_and_unsupported(tmp_path: Path) -> None:
+def test_scan_sources_walks_sorted_skips_hidden_and_counts_unsupported(tmp_path: Path) -> None:
     for name in [
         "b.md",
         "a.txt",
         "sub/c.html",
         "sub/d.pdf",
-        "sub/e.docx",
+        "sub/e.pages",
         ".git/f.md",
         ".venv/g.txt",
         ".h.md",
@@ -365,14 +366,15 @@ def test_iter_source_files_walks_sorted_and_skips_hidden_and_unsupported(tmp_pat
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("x")
-    explicit = tmp_path / "sub" / "e.docx"
-    found = iter_source_files([tmp_path, explicit, tmp_path / "b.md"])
-    relative = [str(p.relative_to(tmp_path)) for p in found]
-    assert relative == ["a.txt", "b.md", "sub/c.html", "sub/d.pdf", "sub/e.docx"]
+    explicit = tmp_path / "sub" / "e.pages"
+    scan = scan_sources([tmp_path, explicit, tmp_path / "b.md"])
+    relative = [str(p.relative_to(tmp_path)) for p in scan.files]
+    assert relative == ["a.txt", "b.md", "sub/c.html", "sub/d.pdf", "sub/e.pages"]
+    assert scan.unsupported == [tmp_path / "sub" / "e.pages"]
 
 
 def test_every_fixture_loads() -> None:
-    docs = [load_document(path, max_bytes=MAX) for path in iter_source_files([FIXTURES])]
+    docs = [load_document(path, max_bytes=MAX) for path in scan_sources([FIXTURES]).files]
     assert len(docs) == 4
     assert all(doc.blocks and doc.title for doc in docs)
 
@@ -380,6 +382,6 @@ def test_every_fixture_loads() -> None:
 def test_bundled_guide_loads_in_both_languages() -> None:
     guide = Path(__file__).parent.parent / "docs" / "guide"
     for language in ("en", "zh"):
-        docs = [load_document(path, max_bytes=MAX) for path in iter_source_files([guide / language])]
+        docs = [load_document(path, max_bytes=MAX) for path in scan_sources([guide / language]).files]
         assert len(docs) >= 5
         assert any(block.kind == "table" for doc in docs for block in doc.blocks)

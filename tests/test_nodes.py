@@ -127,13 +127,22 @@ def test_multi_hop_fans_out_one_typed_send_per_sub_query():
     assert payloads[0].filters.language == "zh"
 
 
-@pytest.mark.parametrize(("mode", "bridges"), [("agentic", True), ("self_query", False)])
-def test_merge_hops_takes_the_second_hop_only_when_the_policy_says(runtime, mode, bridges):
+@pytest.mark.parametrize(
+    ("mode", "pointed", "bridges"),
+    [("agentic", True, True), ("agentic", False, False), ("self_query", True, False)],
+)
+def test_merge_hops_takes_the_second_hop_only_when_the_evidence_calls_for_it(runtime, mode, pointed, bridges):
+    """The judge found the evidence short while its best passages name something else: hop there."""
     rt = runtime()
     [found] = search_sub_query(SubQuery(sub_query=TWO_HOP_QUESTION), rt)["hop_hits"]
-    update = merge_hops({"question": TWO_HOP_QUESTION, "mode": mode, "hop_hits": [found]}, rt)
+    evaluation = RetrievalEvaluation(
+        suggested_action="multi_hop" if pointed else "rewrite", missing_info=["founded"]
+    )
+    state = {"question": TWO_HOP_QUESTION, "mode": mode, "hop_hits": [found], "evaluation": evaluation}
+    update = merge_hops(state, rt)
     event = update["trace"][0]
     assert (event.counts["bridge_hops"] > 0) == bridges
+    assert ("point to" in event.detail) == bridges
     found_by = {h.id: h.ranks for h in update["retrieved"]}
     assert ("hop2" in found_by["hop-2"]) == bridges
     assert update["hop_hits"] == ["__reset__"]
@@ -300,3 +309,15 @@ def test_verify_removes_unsupported_sentences_when_asked(runtime, text, answer, 
     final = update["messages"][0].content
     assert (unsupported in final) is not remove
     assert event.decision is (Decision.REMOVED_UNSUPPORTED if remove else Decision.VERIFIED)
+
+
+def test_citations_are_numbered_by_first_use():
+    from core.schemas import Passage
+    from nodes.generate import renumber_by_first_use
+
+    passages = [Passage(number=n, chunk_id=f"c{n}", source=f"{n}.md", text=f"text {n}") for n in (1, 2, 3)]
+    answer, renumbered = renumber_by_first_use("甲[3]。B [1]. 丙[3]。", passages)
+    assert answer == "甲[1]。B [2]. 丙[1]。"
+    assert [(p.number, p.chunk_id) for p in renumbered] == [(1, "c3"), (2, "c1"), (3, "c2")]
+    same, unchanged = renumber_by_first_use("A [1]. B [2].", passages)
+    assert same == "A [1]. B [2]." and unchanged == passages

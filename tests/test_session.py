@@ -11,10 +11,11 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from cli.session import last_thread_file
 from config import load_settings
 from ingestion.pipeline import ingest_paths
 from memory.checkpointer import open_checkpointer
-from memory.threads import show_thread
+from memory.threads import list_threads, show_thread
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = str(ROOT / "main.py")
@@ -186,7 +187,51 @@ def test_questions_piped_on_stdin_are_answered_in_plain_text(index_dir, tmp_path
     assert re.search(r"reciprocal rank fusion.*\[1\]", english) and "hybrid_en.md" in english
     assert "ef_search" in chinese and re.search(r"\[\d\] \S*hnsw_zh\.md", chinese)
     assert "retrieve_" in chinese.split("stop reason")[0]  # /trace ran after the last answer
-    assert (tmp_path / "checkpoints.sqlite.last-thread").read_text().strip()
+    assert not list(tmp_path.glob("checkpoints.sqlite.last-thread*"))  # a script does not move "last"
+
+
+def piped(env: dict[str, str], cwd: Path, text: str, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, MAIN, "session", *args],
+        input=text,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.slow
+def test_piped_input_starts_a_new_thread_unless_one_is_named(index_dir, tmp_path):
+    db = tmp_path / "checkpoints.sqlite"
+    env = session_env(index_dir, db)
+    env.pop("TERM")
+    piped(env, tmp_path, "How does hybrid search merge results?\n", "--thread", "t1")
+    # the interactive session would resume t1 over this index
+    last_thread_file(db, index_dir).write_text("t1\n", encoding="utf-8")
+
+    fresh = piped(env, tmp_path, "它的常数 k 是多少？\n")
+    assert "follow-up:" not in fresh
+    with open_checkpointer(sqlite_path=db) as saver:
+        assert len(list_threads(saver)) == 2
+        assert [r for r, _ in show_thread(saver, "t1").turns].count("user") == 1
+
+    continued = piped(env, tmp_path, "它的常数 k 是多少？\n", "--thread", "t1")
+    assert "follow-up:" in continued
+    with open_checkpointer(sqlite_path=db) as saver:
+        assert [r for r, _ in show_thread(saver, "t1").turns].count("user") == 2
+    assert last_thread_file(db, index_dir).read_text().strip() == "t1"
+
+
+def test_the_remembered_thread_is_per_index(tmp_path):
+    db = tmp_path / "checkpoints.sqlite"
+    first, second = last_thread_file(db, tmp_path / "a"), last_thread_file(db, tmp_path / "b")
+    assert first != second and first.parent == second.parent == tmp_path
+    assert last_thread_file(db, tmp_path / "a") == first
 
 
 def test_without_an_index_the_session_says_how_to_create_one(tmp_path):

@@ -111,7 +111,7 @@ def is_prose(sentence: str) -> bool:
     body = _LIST_MARK.sub("", text)
     if len(_CODE_CHARS.findall(body)) > max(3, len(body) // 12):
         return False
-    ends = bool(re.search(r"[。！？；.!?;:：)）\]」”\"]\s*$", body))
+    ends = bool(re.search(r"[。！？；.!?;:：][)）\]」”\"']?\s*$", body))
     short = len(body) < 12 if contains_cjk(body) else len(body.split()) < 5
     return ends or not short
 
@@ -169,6 +169,12 @@ def _duplicate(sentence: str, chosen: list[Candidate]) -> bool:
     return any(key in _fingerprint(c.sentence) or _fingerprint(c.sentence) in key for c in chosen)
 
 
+def _next_in_passage(item: Candidate, pool: list[Candidate]) -> Candidate | None:
+    return next(
+        (c for c in pool if c.passage_index == item.passage_index and c.position == item.position + 1), None
+    )
+
+
 def choose(question: str, passages: list[Passage], meaning: Meaning | None) -> list[Candidate]:
     """The one to three sentences that answer; one per sub-question first for multi-part questions."""
     pool = sorted(
@@ -191,6 +197,11 @@ def choose(question: str, passages: list[Passage], meaning: Meaning | None) -> l
         if best and not _duplicate(best.sentence, chosen):
             chosen.append(best)
     language = "zh" if detect_language(question) == "zh" else "en"
+    if _ASKS_FOR_CODE.search(question) and pool and pool[0].sentence.rstrip().endswith((":", "：")):
+        # "Rebuild the index from your documents:" introduces the command that was asked for
+        follower = _next_in_passage(pool[0], candidates(question, passages, meaning))
+        if follower:
+            return [pool[0], follower]
     for item in pool:
         if len(chosen) >= MAX_SENTENCES:
             break

@@ -236,12 +236,70 @@ def _zh_referring(question: str) -> tuple[int, int, str] | None:
         if token in _ZH_DEMONSTRATIVE and (token not in ("那", "这") or i + 1 < len(tokens)):
             if token in ("这两个", "这几个"):
                 return at, at + len(token), "pair"
-            following = "".join(tokens[i + 1 : i + 4])
-            if "的" in following[:4] and token in ("那个", "这个", "那种", "这种"):
+            # "那个让检索变慢的东西": a relative clause describes the thing, it does not refer back
+            if token in ("那个", "这个", "那种", "这种") and _describes(tokens[i + 1 : i + 8]):
                 return None  # "那个让检索变慢的东西": a description, not a reference
             return at, at + len(token), "demonstrative"
         at += len(token)
     return None
+
+
+_TAKES_A_PRONOUN = frozenset(
+    [
+        "about",
+        "fix",
+        "solve",
+        "solved",
+        "handle",
+        "use",
+        "change",
+        "changed",
+        "explain",
+        "avoid",
+        "prevent",
+        "cause",
+        "mean",
+        "like",
+        "than",
+        "with",
+        "for",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "from",
+        "into",
+        "and",
+        "or",
+        "is",
+        "was",
+        "are",
+        "were",
+        "be",
+        "does",
+        "do",
+        "did",
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "how",
+        "why",
+        "what",
+        "when",
+        "where",
+    ]
+)
+
+
+def _describes(following: list[str]) -> bool:
+    """A relative clause "让检索变慢的东西": 的 followed by the noun it describes."""
+    for j, token in enumerate(following[:-1]):
+        if token == "的" and following[j + 1] not in ("吗", "呢", "？", "?", "。", "，", ","):
+            return True
+    return False
 
 
 def _split_pronoun(token: str) -> list[str]:
@@ -255,6 +313,9 @@ def _en_referring(question: str) -> re.Match[str] | None:
         return None
     for match in _EN_REFERRING.finditer(question):
         word = match.group(0).lower()
+        before = question[: match.start()].split()
+        if word == "that" and before and before[-1].lower() not in _TAKES_A_PRONOUN:
+            continue  # "the film that was shot ...": a relative clause, not a reference
         if word in ("this", "that", "these", "those"):
             nxt = question[match.end() :].lstrip()
             # "this setting" names its noun; keep it only when the noun is generic ("this one")

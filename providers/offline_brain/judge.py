@@ -10,6 +10,8 @@ passages is judged on meaning instead of failing on zero word overlap.
 
 from __future__ import annotations
 
+import re
+
 from core.chunks import ScoredChunk
 from core.schemas import (
     RELEVANCE_THRESHOLD,
@@ -19,8 +21,8 @@ from core.schemas import (
     SuggestedAction,
     strip_bridge,
 )
-from core.text import split_sentences
-from providers.offline_brain.analysis import extract_entities, key_terms
+from core.text import detect_language, split_sentences
+from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.meaning import Meaning
 from providers.offline_brain.words import missing_words
 
@@ -30,6 +32,10 @@ _SCORE_WEIGHT = 0.3  # the rank signal alone (0.3) can never reach RELEVANCE_THR
 # on the cross-language guide dev set (tests/data/crosslang_questions.jsonl): 90% of questions reach it
 # on a sentence of their gold section, while 28 off-topic questions reach a median of 0.20 there.
 SEMANTIC_MATCH = 0.27
+
+
+_MULTIWORD_NAME = re.compile(r"\b[A-Z][a-z]+(?: (?:of |de |da |von |van |the )?[A-Z][a-z]+)+\b")
+_TITLE = re.compile(r"《[^》]{1,40}》")
 
 
 def retrieval_score(chunk: ScoredChunk) -> float:
@@ -145,9 +151,25 @@ def evaluate(
 
     ident_terms = {t for ident in analysis.identifiers for t in key_terms(ident)}
     missing_identifiers = any(t in ident_terms and t not in top_terms for t in terms)
-    missing = [] if sufficient else missing_words(question, top_terms) + uncovered_subs
+    # Words of the question the best passages lack; only checkable in the question's own language.
+    language = detect_language(question)
+    same_language = [i for i in top if detect_language(chunks[i].chunk.text[:300]) == language]
+    lacking = (
+        missing_words(question, set().union(*(chunk_terms[i] for i in same_language)))
+        if same_language
+        else []
+    )
     on_topic = [chunks[i] for i in top[:3] if judgements[i].relevance >= RELEVANCE_THRESHOLD]
-    pointers = [] if sufficient or not missing else pointed_to(question, on_topic)
+    pointers = pointed_to(question, on_topic) if lacking else []
+    if sufficient and pointers and len(tried) <= 1:
+        # Enough of the question's words are there, but not all, and the best passages name something
+        # the question does not: the rest is likely one hop away. Look once before answering.
+        sufficient = False
+    missing = (
+        []
+        if sufficient
+        else (lacking if same_language else missing_words(question, top_terms)) + uncovered_subs
+    )
     action = _action(
         analysis,
         chunks,
@@ -176,12 +198,15 @@ def evaluate(
 
 
 def pointed_to(question: str, chunks: list[ScoredChunk]) -> list[str]:
-    """Names the best passages mention that the question does not: where a second hop could go."""
+    """Names the best passages mention that the question does not (multi-word names, 《titles》):
+    where a second hop could go."""
     asked = question.lower()
     names: list[str] = []
     for chunk in chunks:
-        for name in extract_entities(chunk.chunk.text[:600]):
-            if len(name) > 2 and name.lower() not in asked and name != chunk.chunk.title:
+        text = chunk.chunk.text[:600]
+        found = _MULTIWORD_NAME.findall(text) + _TITLE.findall(text)
+        for name in found:
+            if name.lower() not in asked and name.lower() != chunk.chunk.title.lower():
                 names.append(name)
     return list(dict.fromkeys(names))
 

@@ -1,0 +1,1 @@
+"""HTTP serving: the API and the OpenAI-compatible endpoint (top layer, beside cli/)."""

@@ -1,0 +1,252 @@
+"""The serving engine: one graph, one set of indexes and models, one checkpointer per process.
+
+Graph runs are blocking (the nodes call FAISS, ONNX models and SQLite), so they go to a bounded thread
+pool: ``serve_workers`` questions run at once, the rest wait their turn. Everything the runs share is
+safe across threads (the docstore, embedding cache and checkpoint savers lock themselves; the LLM brain
+keeps its trace records per thread). Two runs on one conversation thread would interleave its
+checkpoints, so they take turns through a per-thread lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AnyMessage
+from langgraph.errors import GraphRecursionError
+
+from config import Settings
+from core.chunks import Filters
+from graph.run import AskResult, build_input, question_budget_for, result_from_state, run_config
+from retrievers.index import empty_index_message, require_chunks
+
+log = logging.getLogger(__name__)
+
+# Trace entries sent to streaming clients keep these keys (the rest is internal detail).
+STEP_KEYS = ("node", "decision", "detail", "query", "counts", "ms", "model_calls", "fallback_reason")
+
+
+@dataclass
+class Event:
+    """One thing a streaming client hears about: a step, an answer token, the result, or an error."""
+
+    kind: str  # "step" | "token" | "result" | "error"
+    data: Any
+
+
+@dataclass
+class _ThreadLocks:
+    """An asyncio lock per conversation thread, dropped when nobody holds or waits for it."""
+
+    locks: dict[str, tuple[asyncio.Lock, int]] = field(default_factory=dict)
+
+    @contextlib.asynccontextmanager
+    async def hold(self, thread_id: str | None) -> AsyncIterator[None]:
+        if thread_id is None:
+            yield
+            return
+        lock, users = self.locks.get(thread_id, (asyncio.Lock(), 0))
+        self.locks[thread_id] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self.locks[thread_id]
+            if users <= 1:
+                del self.locks[thread_id]
+            else:
+                self.locks[thread_id] = (lock, users - 1)
+
+
+class Engine:
+    """Answer questions for many concurrent requests with shared, once-built components."""
+
+    def __init__(self, settings: Settings, context: Any, saver: Any) -> None:
+        from graph.builder import build_graph
+
+        self.settings = settings
+        self.context = context
+        self.saver = saver
+        self.threaded_app = build_graph(checkpointer=saver)  # runs that continue a conversation
+        self.stateless_app = build_graph()  # one-off questions and OpenAI-style requests
+        self.pool = ThreadPoolExecutor(max_workers=settings.serve_workers, thread_name_prefix="agentic-rag")
+        self._thread_locks = _ThreadLocks()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    # -- readiness ------------------------------------------------------------------------------
+
+    def chunk_count(self) -> int:
+        return self.context.retrievers.index.count()
+
+    def empty_index_message(self) -> str:
+        return empty_index_message(self.context.retrievers.index.location)
+
+    def require_documents(self) -> None:
+        require_chunks(self.context.retrievers.index)
+
+    # -- running --------------------------------------------------------------------------------
+
+    async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run blocking work (graph runs, checkpoint reads) in the shared pool."""
+        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+
+    def _payload(
+        self, question: str, messages: list[AnyMessage] | None, mode: str | None, filters: Filters | None
+    ) -> dict[str, Any]:
+        payload = build_input(question, mode, filters)
+        if messages:
+            payload.pop("question")
+            payload["messages"] = messages
+        return payload
+
+    async def ask(
+        self,
+        question: str,
+        *,
+        mode: str | None = None,
+        thread_id: str | None = None,
+        filters: Filters | None = None,
+        messages: list[AnyMessage] | None = None,
+    ) -> AskResult:
+        result: AskResult | None = None
+        async for event in self.stream(
+            question, mode=mode, thread_id=thread_id, filters=filters, messages=messages, tokens=False
+        ):
+            if event.kind == "error":
+                raise event.data
+            if event.kind == "result":
+                result = event.data
+        if result is None:
+            raise RuntimeError("the run ended without a result")
+        return result
+
+    async def stream(
+        self,
+        question: str,
+        *,
+        mode: str | None = None,
+        thread_id: str | None = None,
+        filters: Filters | None = None,
+        messages: list[AnyMessage] | None = None,
+        tokens: bool = True,
+    ) -> AsyncIterator[Event]:
+        """Steps and answer tokens as they happen, then the result (the verified, cited answer).
+
+        Tokens come from the answering model when it streams (an LLM); the offline brain writes its
+        answer in one piece, which then arrives as a single token. Closing the iterator early (a client
+        that went away) stops the run at its next step.
+        """
+        self.require_documents()
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        cancelled = threading.Event()
+        payload = self._payload(question, messages, mode, filters)
+
+        def emit(event: Event | None) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, event)
+
+        def work() -> None:
+            try:
+                emit(Event("result", self._run(payload, question, mode, thread_id, emit, cancelled, tokens)))
+            except Exception as exc:  # reported to the client as a JSON error, logged with its traceback
+                log.exception("question failed")
+                emit(Event("error", exc))
+            finally:
+                emit(None)
+
+        async with self._thread_locks.hold(thread_id):
+            future = loop.run_in_executor(self.pool, work)
+            try:
+                while (event := await queue.get()) is not None:
+                    yield event
+            finally:
+                cancelled.set()
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(future)
+
+    def _run(
+        self,
+        payload: dict[str, Any],
+        question: str,
+        mode: str | None,
+        thread_id: str | None,
+        emit: Callable[[Event], None],
+        cancelled: threading.Event,
+        tokens: bool,
+    ) -> AskResult:
+        """One graph run in a worker thread, reporting steps and tokens through ``emit``."""
+        from memory.threads import cap_checkpoints
+        from providers.brain.budget import question_budget
+
+        started = time.perf_counter()
+        budget = question_budget_for(self.context)
+        app = self.threaded_app if thread_id else self.stateless_app
+        config = run_config(self.context, thread_id)
+        state: dict[str, Any] = {}
+        streamed = ""
+        live_tokens = tokens and not self.settings.remove_unsupported  # verify may still cut sentences
+        try:
+            with question_budget(budget):
+                for stream_mode, chunk in app.stream(
+                    payload,
+                    config=config,
+                    context=self.context,
+                    stream_mode=["updates", "messages", "values"],
+                ):
+                    if cancelled.is_set():
+                        log.info("run cancelled by the client")
+                        break
+                    if stream_mode == "values":
+                        state = chunk
+                    elif stream_mode == "updates":
+                        for step in steps_of(chunk):
+                            emit(Event("step", step))
+                    elif live_tokens:
+                        message, meta = chunk
+                        text = (
+                            getattr(message, "text", "") if meta.get("langgraph_node") == "generate" else ""
+                        )
+                        if text:
+                            streamed += text
+                            emit(Event("token", text))
+        except GraphRecursionError:
+            limit = self.settings.recursion_limit
+            error = f"stopped after {limit} steps (AGENTIC_RAG_RECURSION_LIMIT) without an answer"
+            return AskResult(
+                question=question,
+                mode=mode or self.settings.mode,
+                stop_reason="recursion_limit",
+                error=error,
+                warnings=budget.warnings,
+            )
+        result = result_from_state(question, state, started, thread_id)
+        result.warnings = budget.warnings
+        if tokens and not streamed and result.answer:
+            emit(Event("token", result.answer))
+        if thread_id:
+            cap_checkpoints(self.saver, thread_id, self.settings.max_checkpoints_per_thread)
+        log.info("answered in %.0f ms (mode %s, stop %s)", result.latency_ms, result.mode, result.stop_reason)
+        return result
+
+
+def steps_of(update: dict[str, Any]) -> list[dict[str, Any]]:
+    """The trace entries in one ``updates`` chunk (parallel nodes arrive together), trimmed for clients."""
+    steps = []
+    for node_update in update.values():
+        if not isinstance(node_update, dict):
+            continue
+        for entry in node_update.get("trace") or []:
+            if hasattr(entry, "model_dump"):
+                entry = entry.model_dump(mode="json")
+            if isinstance(entry, dict) and "node" in entry:
+                steps.append({key: entry[key] for key in STEP_KEYS if key in entry})
+    return steps

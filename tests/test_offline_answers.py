@@ -1,0 +1,196 @@
+"""Evidence judged by meaning, answers a reader can use, and verification that can fail (zh and en).
+
+The offline brain here gets the real multilingual embedder the index uses (``embedder`` fixture), the
+way ``nodes.context.build_context`` hands it over.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from core.chunks import Chunk, ScoredChunk
+from core.schemas import Passage, QueryAnalysis
+from providers.brain import offline_brain
+from providers.offline_brain.answer import is_prose, wanted
+from tests.graph_fixtures import make_context
+
+__all__ = ["make_context"]  # the fixture is used by name
+
+RRF_EN = (
+    "Hybrid search runs vector and keyword search and merges the two rankings with reciprocal rank "
+    "fusion. Each chunk receives the sum of 1 / (k + rank) over the lists it appears in, with k = 60."
+)
+RRF_ZH = "混合检索同时运行向量检索和关键词检索，并用倒数排名融合合并两份排名。每个片段的得分是 1/(k+排名) 之和，k 取 60。"
+OFFLINE_EN = "Offline mode is the default whenever no model is configured. Nothing is downloaded at run time."
+OFFLINE_ZH = "只要没有配置模型，默认就是离线模式。运行时不会下载任何东西。"
+
+
+@pytest.fixture(scope="module")
+def brain(embedder):
+    return offline_brain(embedder=embedder)
+
+
+def chunk(cid: str, text: str, score: float = 1.0, title: str = "") -> ScoredChunk:
+    return ScoredChunk(chunk=Chunk(id=cid, text=text, source=f"docs/{cid}.md", title=title), score=score)
+
+
+def passage(number: int, text: str, heading: str = "") -> Passage:
+    return Passage(
+        number=number, chunk_id=f"c{number}", source=f"docs/{number}.md", heading=heading, text=text
+    )
+
+
+# ---- evaluate: sufficiency by meaning ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "evidence"),
+    [("混合检索怎么合并两路结果？", RRF_EN), ("How does hybrid search merge the two result lists?", RRF_ZH)],
+)
+def test_evidence_in_the_other_language_is_judged_by_meaning(brain, question, evidence):
+    chunks = [
+        chunk("gold", evidence, 1.0),
+        chunk("other", OFFLINE_EN if "混合" in question else OFFLINE_ZH, 0.2),
+    ]
+    judged = brain.judge(question, QueryAnalysis(), chunks, [])
+    assert judged.is_sufficient and judged.suggested_action == "answer"
+    assert "gold" in judged.relevant_ids()
+    lexical_only = offline_brain().judge(question, QueryAnalysis(), chunks, [])
+    assert not lexical_only.is_sufficient  # word overlap alone cannot see it
+
+
+@pytest.mark.parametrize(
+    ("question", "words", "fragments"),
+    [
+        ("如何用 systemd 创建一个服务器服务？", {"systemd", "服务器"}, {"务器", "器服"}),
+        ("How do I create a systemd service for the web server?", {"systemd", "server"}, {"serv", "creat"}),
+    ],
+)
+def test_insufficient_names_whole_words_of_the_question(brain, question, words, fragments):
+    cat = chunk("cat", "The cat sat quietly on the mat all afternoon. 猫整个下午都安静地坐在垫子上。")
+    judged = brain.judge(question, QueryAnalysis(), [cat], [])
+    assert not judged.is_sufficient
+    assert words <= set(judged.missing_info) and not fragments & set(judged.missing_info)
+    draft = brain.write(question, [passage(1, cat.chunk.text)])
+    assert draft.insufficient and all(word in draft.answer for word in words)
+    assert not any(fragment in draft.missing for fragment in fragments)
+
+
+# ---- verify: it can fail ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "verdicts"),
+    [
+        ("混合检索把两份排名合并在一起[1]。常数 k 取 80[1]。", [True, False]),  # 80 is not in the evidence
+        (
+            "Hybrid search merges the two rankings with reciprocal rank fusion [1]. The constant k is 80 [1].",
+            [True, False],
+        ),
+        (
+            "混合检索用倒数排名融合合并两份排名[1]。熊猫主要吃竹子[2]。",
+            [True, False],
+        ),  # 2 is about something else
+        ("Hybrid search merges both rankings [1]. Pandas mostly eat bamboo [2].", [True, False]),
+        ("混合检索合并两份排名[2]。", [False]),  # a true claim, but the wrong passage cited
+        ("Hybrid search merges both rankings [2].", [False]),
+    ],
+)
+def test_a_sentence_the_evidence_does_not_support_is_flagged(brain, answer, verdicts):
+    passages = [passage(1, RRF_EN), passage(2, OFFLINE_ZH if "混合" in answer else OFFLINE_EN)]
+    support = brain.verify(answer, passages)
+    assert [s.supported for s in support] == verdicts
+
+
+@pytest.mark.parametrize(
+    ("answer", "evidence"),
+    [
+        ("混合检索用倒数排名融合合并两份排名，k 取 60[1]。", RRF_EN),
+        ("Hybrid search merges the two rankings with reciprocal rank fusion [1].", RRF_ZH),
+    ],
+)
+def test_a_faithful_sentence_citing_the_other_language_is_supported(brain, answer, evidence):
+    assert [s.supported for s in brain.verify(answer, [passage(1, evidence)])] == [True]
+
+
+def test_verify_removes_unsupported_sentences_when_configured(make_context, embedder):
+    from graph.builder import build_graph
+    from graph.run import ask
+
+    context = make_context(remove_unsupported=True)
+    result = ask(build_graph(), "混合检索的常数 k 是多少？", context=context)
+    assert "60" in result.answer and all(s.supported for s in result.support)
+
+
+# ---- answers ---------------------------------------------------------------------------------------
+
+
+def test_only_prose_is_an_answer_sentence():
+    assert is_prose("The fusion constant k is 60.")
+    assert is_prose("常数 k 取 60。")
+    for junk in (
+        "| `AGENTIC_RAG_TOP_K` | 10 | passages kept after reranking |",
+        "[rrf]: https://example.org/rrf",
+        "## Hybrid search (RRF)",
+        "python main.py ingest --rebuild PATH",
+        "```bash",
+        "混合检索（RRF）",
+    ):
+        assert not is_prose(junk), junk
+
+
+@pytest.mark.parametrize(
+    ("question", "kinds"),
+    [
+        ("RRF 的常数是多少？", {"number"}),
+        ("How many candidates are fetched?", {"number"}),
+        ("泰坦尼克号是哪一年沉没的？", {"date"}),
+        ("When did the Berlin Wall fall?", {"date"}),
+        ("《红楼梦》的作者是谁？", {"name"}),
+        ("Who designed the bridge?", {"name"}),
+        ("什么是混合检索？", set()),
+    ],
+)
+def test_the_kind_of_fact_asked_for(question, kinds):
+    assert wanted(question) == kinds
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [("RRF 的常数 k 是多少？", "k 取 60"), ("What is the value of the RRF constant k?", "k = 60")],
+)
+def test_answer_is_the_sentence_holding_the_fact_without_tables_code_or_repeats(brain, question, expected):
+    text = RRF_ZH if "常数" in question else RRF_EN
+    noisy = f"## Hybrid search\n\n{text}\n\n| setting | default |\n| --- | --- |\n| rrf_k | 60 |\n\n[rrf]: https://x.org/rrf"
+    passages = [passage(1, "python main.py search --mode hybrid QUERY"), passage(2, noisy), passage(3, text)]
+    draft = brain.write(question, passages)
+    assert not draft.insufficient and expected in draft.answer
+    assert "|" not in draft.answer and "http" not in draft.answer and "main.py" not in draft.answer
+    assert "##" not in draft.answer
+    sentence = next(
+        s for s in draft.answer.replace("。", "。\n").replace(". ", ".\n").splitlines() if expected in s
+    )
+    assert draft.answer.count(sentence.split("[")[0].strip()) == 1  # the same sentence from 2 and 3: once
+
+
+def test_code_is_an_answer_when_the_question_asks_for_a_command(brain):
+    passages = [passage(1, "Rebuild the index from your documents:\n\npython main.py ingest --rebuild PATH")]
+    assert "python main.py ingest --rebuild PATH" in brain.write("用什么命令重建索引？", passages).answer
+
+
+@pytest.mark.parametrize(
+    ("question", "evidence", "note"),
+    [
+        ("混合检索怎么合并两路结果？", RRF_EN, "以下引自英文资料原文"),
+        ("How does hybrid search merge the two result lists?", RRF_ZH, "Quoted from a Chinese source"),
+    ],
+)
+def test_an_answer_quoted_from_the_other_language_says_so(brain, question, evidence, note):
+    draft = brain.write(question, [passage(1, evidence)])
+    assert not draft.insufficient and note in draft.answer and "[1]" in draft.answer
+
+
+def test_at_most_three_sentences(brain):
+    many = " ".join(f"Hybrid search fact number {i} is about merging rankings with fusion." for i in range(8))
+    draft = brain.write("How does hybrid search merge rankings?", [passage(1, many)])
+    assert 1 <= draft.answer.count("[1]") <= 3
