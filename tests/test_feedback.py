@@ -14,7 +14,7 @@ import pytest
 from config import load_settings
 from evaluators.feedback_analysis import Diagnosis, gold_from_note, holds_answer, propose
 from graph.builder import build_graph
-from graph.feedback import add_feedback, feedback_report, rerun_effect, write_env
+from graph.feedback import add_feedback, feedback_report, rerun_effect, with_passage_texts, write_env
 from graph.run import ask
 from ingestion.indexing import index_chunks
 from main import main
@@ -136,6 +136,10 @@ def test_bad_answers_are_classified_and_the_proposals_shown_with_their_effect(se
         good = add_feedback(store, app, "zh", "good")
         assert (good.turn, good.question, good.mode) == (2, "BM25 的 k1 参数是多少？", "agentic")
         assert good.passages and good.trace and good.citations
+        # checkpoints keep passage ids, not their text: the report reads the text back from the index
+        assert not any(p["text"] for p in good.passages)
+        filled = with_passage_texts(good, context.retrievers.index)
+        assert all(p["text"] for p in filled.passages) and "k1" in filled.passages[0]["text"]
         store.add(UNSUPPORTED)
         with pytest.raises(FeedbackError, match="between 1 and 2"):
             add_feedback(store, app, "zh", "bad", turn=3)
