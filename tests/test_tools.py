@@ -91,6 +91,7 @@ def test_unit_conversion_zh_and_en() -> None:
     assert convert(100, "°C", "华氏度") == pytest.approx(212)
     assert convert(32, "fahrenheit", "celsius") == pytest.approx(0)
     assert convert(15, "亩", "公顷") == pytest.approx(1)
+    assert convert(50, "MB", "KB") == 51200  # data sizes in binary multiples
     with pytest.raises(ToolError, match="cannot convert length"):
         convert(1, "km", "kg")
     with pytest.raises(ToolError, match="unknown unit"):

@@ -1,5 +1,5 @@
-"""Unit conversion for the quantities questions ask about: length, mass, time, area, volume, speed and
-temperature, with English and Chinese unit names.
+"""Unit conversion for the quantities questions ask about: length, mass, time, area, volume, data size
+(binary multiples), speed and temperature, with English and Chinese unit names.
 
 Each unit is a factor to its dimension's base unit; temperature is affine and handled apart.
 """
@@ -51,6 +51,13 @@ _UNITS: dict[str, dict[tuple[str, ...], float]] = {
         ("ml", "milliliter", "milliliters", "毫升"): 0.001,
         ("m3", "m³", "cubic meter", "cubic meters", "立方米"): 1000.0,
         ("gal", "gallon", "gallons", "加仑"): 3.785411784,
+    },
+    "data": {  # binary multiples, as file sizes and memory are usually meant
+        ("b", "byte", "bytes", "字节"): 1.0,
+        ("kb", "kib", "kilobyte", "kilobytes"): 1024.0,
+        ("mb", "mib", "megabyte", "megabytes"): 1024.0**2,
+        ("gb", "gib", "gigabyte", "gigabytes"): 1024.0**3,
+        ("tb", "tib", "terabyte", "terabytes"): 1024.0**4,
     },
     "speed": {
         ("m/s", "米每秒", "米/秒"): 1.0,

@@ -37,7 +37,7 @@ _DAYS = re.compile(r"how many days|相差多少天|相隔多少天|多少天|几
 _EXPRESSION = re.compile(r"[(（]?\s*\d[\d,.]*\s*(?:[-+*/×÷^%]\s*[(（]?\s*\d[\d,.]*\s*[)）]?\s*)+[)）]?")
 # Unit names too ambiguous to read from running text ("in", "t", "分"); they still work in the tools.
 _AMBIGUOUS_UNITS = frozenset(
-    {"in", "t", "s", "h", "k", "f", "c", "li", "开", "分", "时", "日", "年", "里", "节", "码", "周"}
+    {"in", "t", "s", "h", "k", "f", "c", "b", "li", "开", "分", "时", "日", "年", "里", "节", "码", "周"}
 )
 _UNIT_NAMES = sorted((u for u in known_units() if u not in _AMBIGUOUS_UNITS), key=len, reverse=True)
 _UNIT = "(?:" + "|".join(re.escape(u) for u in _UNIT_NAMES) + r")(?![A-Za-z])"
