@@ -60,6 +60,11 @@ class Settings(BaseSettings):
     rerank_blend: float = Field(
         default=0.3, ge=0, le=1, description="weight of the first-stage score in the e5/lexical rerank score"
     )
+    rerank_window_tokens: int = Field(
+        default=80,
+        ge=0,
+        description="e5 reranker scores each candidate's best window of about this many tokens (0: whole passage)",
+    )
     rerank_prewarm: bool = Field(
         default=False, description="embed passages for the e5 reranker at ingest, so first queries run warm"
     )
@@ -106,13 +111,16 @@ class Settings(BaseSettings):
     top_k: int = Field(default=10, ge=1)
     candidate_k: int = Field(default=30, ge=1, description="candidates fetched before reranking")
     fusion: Literal["rrf", "convex"] = Field(
-        default="rrf", description="how hybrid fuses dense and BM25: rrf (ranks) | convex (scaled scores)"
+        default="convex",
+        description="how hybrid fuses dense and BM25: convex (min-max scaled scores, weighted mean; "
+        "chosen on scifact_train + cmrc2018_trial, docs/evaluation.md) | rrf (reciprocal ranks)",
     )
     rrf_k: int = Field(default=60, ge=1)
     vector_weight: float = Field(
-        default=0.5,
+        default=0.25,
         ge=0,
-        description="RRF weight of dense hits (0.5 chosen on scifact_train, docs/evaluation.md)",
+        description="weight of dense hits against keyword_weight, in both fusions (0.25 : 1, i.e. a 20 % "
+        "dense share, chosen on scifact_train + cmrc2018_trial, docs/evaluation.md)",
     )
     keyword_weight: float = Field(default=1.0, ge=0)
     min_keyword_hits: int = Field(default=3, ge=0)
@@ -126,6 +134,7 @@ class Settings(BaseSettings):
     history_token_budget: int = Field(default=1000, ge=50)
     remove_unsupported: bool = False
     max_question_chars: int = Field(default=4000, ge=10)
+    max_answer_chars: int = Field(default=4000, ge=200, description="a longer model answer is cut")
 
     # --- answer caches ----------------------------------------------------------------------
     answer_cache: bool = Field(default=True, description="exact + semantic answer cache beside the index")

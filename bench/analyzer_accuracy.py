@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from core.schemas import strip_bridge  # noqa: E402
 from core.tokenize import tokenize  # noqa: E402
 from providers.offline_brain.analysis import analyze_question  # noqa: E402
-from providers.offline_brain.decompose import strip_bridge  # noqa: E402
 
 FIELDS = ("query_type", "recommended_strategy", "complexity")
 

@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
 
     meaning = Meaning(embedder_for(load_settings()))
     print(f"{'set':<22}{'close':>6}{'zh/en budget':>14}{'has_gold':>10}{'in_ctx':>8}{'ratio':>7}{'p50':>6}")
-    for close, budget in itertools.product((0.5, 0.6, 0.7, 0.8), ((110, 230), (90, 200), (70, 160))):
+    for close, budget in itertools.product((0.5, 0.65, 0.8), ((130, 250), (110, 230), (90, 200))):
         writer.CLOSE_TO_BEST = close
         writer.LENGTH_BUDGET = {"zh": budget[0], "en": budget[1]}
         for name, rows in data.items():

@@ -40,17 +40,19 @@ QUESTIONS = [
 ]
 
 
-def replica(client: int, n_questions: int, thread_prefix: str) -> dict:
-    """One replica process: answer ``n_questions`` on thread ``{prefix}-{client}``; timings and answers."""
+def replica(client: int, n_questions: int, thread_prefix: str, shared: bool = False) -> dict:
+    """One replica process: answer ``n_questions`` on thread ``{prefix}-{client}`` (or ``{prefix}-shared``,
+    the same thread for every replica); each turn holds the thread's lock, as the CLI and server do."""
     from config import load_settings
     from graph.builder import build_graph
     from graph.run import ask
     from memory.checkpointer import open_checkpointer
+    from memory.thread_lock import thread_lock
     from nodes.context import build_context
 
     settings = load_settings()
     context = build_context(settings)
-    thread = f"{thread_prefix}-{client}"
+    thread = f"{thread_prefix}-shared" if shared else f"{thread_prefix}-{client}"
     latencies, errors, asked = [], [], []
     with open_checkpointer(sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url) as saver:
         app = build_graph(checkpointer=saver)
@@ -58,7 +60,10 @@ def replica(client: int, n_questions: int, thread_prefix: str) -> dict:
             question = f"[c{client} q{n}] {QUESTIONS[(client + n) % len(QUESTIONS)]}"
             started = time.perf_counter()
             try:
-                result = ask(app, question, context=context, thread_id=thread)
+                with thread_lock(
+                    thread, sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url
+                ):
+                    result = ask(app, question, context=context, thread_id=thread)
                 if result.error or not result.answer:
                     errors.append(f"{question}: {result.error or 'empty answer'}")
             except Exception as exc:  # a load test counts failures instead of stopping at the first
@@ -70,7 +75,10 @@ def replica(client: int, n_questions: int, thread_prefix: str) -> dict:
 
 
 def thread_problems(postgres_url: str, results: list[dict]) -> list[str]:
-    """What is wrong with each client's thread in PostgreSQL: lost, reordered or foreign turns."""
+    """What is wrong with each client's thread in PostgreSQL: lost, reordered or foreign turns.
+
+    Replicas sharing one thread: every question of every replica once, each replica's in its own order,
+    and each question directly followed by its answer (turns never interleave)."""
     from core import chunks, schemas, trace
     from memory.checkpointer import open_checkpointer
     from memory.threads import show_thread
@@ -92,27 +100,29 @@ def thread_problems(postgres_url: str, results: list[dict]) -> list[str]:
     with open_checkpointer(
         sqlite_path=Path("unused"), postgres_url=postgres_url, allowed_types=state_types
     ) as saver:
+        by_thread: dict[str, list[list[str]]] = {}
         for result in results:
-            turns = show_thread(saver, result["thread"]).turns
+            by_thread.setdefault(result["thread"], []).append(result["asked"])
+        for thread, asked in by_thread.items():
+            turns = show_thread(saver, thread).turns
             users = [text for role, text in turns if role == "user"]
-            if users != result["asked"]:
-                problems.append(
-                    f"{result['thread']}: questions {len(users)} stored vs {len(result['asked'])}"
-                )
+            own_order = all([u for u in users if u in set(a)] == a for a in asked)
+            if sorted(users) != sorted(q for a in asked for q in a) or not own_order:
+                problems.append(f"{thread}: questions {len(users)} stored vs {sum(map(len, asked))} asked")
             roles = [role for role, _ in turns]
-            if roles != ["user", "assistant"] * len(result["asked"]):
+            if roles != ["user", "assistant"] * len(users):
                 problems.append(f"{result['thread']}: turns do not alternate question/answer")
     return problems
 
 
 def run_replicas(
-    clients: int, questions: int, env: dict[str, str], thread_prefix: str
+    clients: int, questions: int, env: dict[str, str], thread_prefix: str, *, shared: bool = False
 ) -> tuple[list[dict], float]:
     """Start ``clients`` replica processes at once; their results and the wall time."""
     started = time.perf_counter()
     processes = [
         subprocess.Popen(
-            [sys.executable, __file__, "replica", str(c), str(questions), thread_prefix],
+            [sys.executable, __file__, "replica", str(c), str(questions), thread_prefix, str(int(shared))],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -138,7 +148,8 @@ def percentile(values: list[float], q: float) -> float:
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "replica":
-        print(json.dumps(replica(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]), ensure_ascii=False))
+        result = replica(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], shared=sys.argv[5] == "1")
+        print(json.dumps(result, ensure_ascii=False))
         return 0
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

@@ -6,9 +6,8 @@ import argparse
 from contextlib import nullcontext
 
 from rich.console import Console
-from rich.markup import escape
 
-from cli.common import add_common, make_console, print_json, settings_from
+from cli.common import add_common, make_console, print_json, settings_from, show_rerank_progress, shown
 from nodes.policy import MODES
 
 
@@ -34,25 +33,27 @@ def render_answer(console: Console, result, *, streamed: str = "") -> None:
 
     ``streamed`` is the answer text already shown token by token; the answer is printed again only
     when checking changed it (unsupported sentences removed, or the offline brain answered instead).
+    Every document- or model-derived string goes through ``shown`` (no live markup, no control).
     """
     if not streamed:
-        console.print(escape(result.answer) if result.answer else "[dim](no answer)[/]")
+        console.print(shown(result.answer) if result.answer else "[dim](no answer)[/]", highlight=False)
     elif streamed.strip() != result.answer.strip():
-        console.print(f"\n[dim]checked answer:[/] {escape(result.answer)}")
+        console.print(f"\n[dim]checked answer:[/] {shown(result.answer)}", highlight=False)
     if result.citations:
         console.print()
         for cite in result.citations:
             heading = f" — {cite.heading}" if cite.heading else ""
-            console.print(f"[bold][{cite.number}][/] {cite.source}{heading}")
-            console.print(f"    [dim]{cite.snippet[:120].replace(chr(10), ' ')}[/]")
-    console.print(f"\n[dim]{result.trace_line()}[/]")
+            console.print(f"[bold][{cite.number}][/] {shown(cite.source + heading)}", highlight=False)
+            console.print(f"    [dim]{shown(cite.snippet[:120].replace(chr(10), ' '))}[/]", highlight=False)
+    console.print(f"\n[dim]{shown(result.trace_line())}[/]", highlight=False)
 
 
 def run(args: argparse.Namespace) -> int:
     from core.chunks import Filters
     from graph.builder import build_graph
     from graph.run import ask
-    from memory.checkpointer import open_checkpointer
+    from memory.checkpointer import open_checkpointer, store_errors, store_name
+    from memory.thread_lock import thread_lock
     from nodes.context import build_context
     from nodes.state import CHECKPOINT_TYPES
     from retrievers.index import require_chunks
@@ -60,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from(args, brain=args.brain)
     context = build_context(settings)
     require_chunks(context.retrievers.index)
+    show_rerank_progress(context.reranker)
     saver_cm = (
         open_checkpointer(
             sqlite_path=settings.checkpoint_db,
@@ -69,7 +71,13 @@ def run(args: argparse.Namespace) -> int:
         if args.thread
         else nullcontext(None)
     )
-    with saver_cm as saver:
+    lock = (
+        thread_lock(args.thread, sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url)
+        if args.thread
+        else nullcontext()
+    )
+    failures = store_errors(store_name(settings.checkpoint_db, settings.postgres_url))
+    with failures, saver_cm as saver, lock:
         app = build_graph(checkpointer=saver, max_checkpoints_per_thread=settings.max_checkpoints_per_thread)
         result = ask(
             app,
@@ -80,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
             filters=Filters.from_pairs(args.filter) if args.filter else None,
         )
     for warning in result.warnings:
-        Console(stderr=True, highlight=False, soft_wrap=True).print(f"warning: {escape(warning)}")
+        Console(stderr=True, highlight=False, soft_wrap=True).print(f"warning: {shown(warning)}")
     if args.json:
         print_json(result.model_dump(mode="json"))
     else:

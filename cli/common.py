@@ -8,11 +8,42 @@ import sys
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from config import Settings, load_settings
 
 # Wide enough that nothing wraps, small enough that rich's layout arithmetic stays cheap.
 UNWRAPPED_WIDTH = 10_000
+
+# Bidirectional overrides and isolates reorder what the terminal shows (U+202E makes "exe.txt" read
+# "txt.exe"); C0/C1 controls move the cursor, retitle windows or hide text. Tab and newline stay.
+_BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_NEUTRALISE = {
+    code: f"<U+{code:04X}>"
+    for code in [*range(0x00, 0x20), *range(0x7F, 0xA0), *map(ord, _BIDI_CONTROLS)]
+    if chr(code) not in "\t\n"
+}
+
+
+def neutralised(text: str) -> str:
+    """The text with control and bidi-override characters shown as ``<U+XXXX>``, harmless to print."""
+    return str(text).translate(_NEUTRALISE)
+
+
+def shown(text: object) -> str:
+    """Document-derived text made safe for ``rich``: no live markup (``[link=...]``), no terminal control."""
+    return escape(neutralised(str(text)))
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is too small: give 1 or more")
+    return value
 
 
 def add_common(parser: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
@@ -37,6 +68,20 @@ def settings_from(args: argparse.Namespace, **extra: Any) -> Settings:
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
     sys.stdout.flush()
+
+
+def show_rerank_progress(reranker: Any, stream: Any = None) -> None:
+    """While the e5 reranker embeds uncached windows, keep one status line on stderr (terminals only)."""
+    stream = stream or sys.stderr
+    if reranker is None or not hasattr(reranker, "progress") or not stream.isatty():
+        return
+
+    def report(done: int, total: int) -> None:
+        line = "" if done >= total else f"reranking: embedding passage windows {done}/{total} (Ctrl-C stops)"
+        stream.write(f"\r\033[2K{line}")
+        stream.flush()
+
+    reranker.progress = report
 
 
 def make_console(*, stderr: bool = False, **options: Any) -> Console:

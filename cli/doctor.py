@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
@@ -63,21 +62,27 @@ def check_embedder(settings: Settings) -> Check:
 
 def check_index(settings: Settings) -> Check:
     from retrievers.factory import open_retrievers
-    from retrievers.index import index_exists
+    from retrievers.store import store_exists
 
-    folder = Path(settings.index_dir)
-    if not index_exists(folder):
+    where = str(settings.index_dir) if settings.store == "local" else settings.milvus_uri
+    try:
+        exists = store_exists(settings)
+    except Exception as exc:
+        return Check("index", False, f"{where}: {exc}")
+    if not exists:
         return Check(
             "index",
             False,
-            f"no index in {folder}: run python main.py ingest PATH (or set AGENTIC_RAG_INDEX_DIR)",
+            f"no index in {where}: run python main.py ingest PATH (or set AGENTIC_RAG_INDEX_DIR / "
+            "AGENTIC_RAG_STORE)",
         )
     try:
         retrievers = open_retrievers(settings)
     except Exception as exc:
-        return Check("index", False, f"{folder}: {exc}")
+        return Check("index", False, f"{where}: {exc}")
     try:
-        return Check("index", True, f"{folder} ({retrievers.index.docstore.count()} chunks)")
+        store = retrievers.index
+        return Check("index", True, f"{store.location} ({store.count()} chunks)")
     finally:
         retrievers.index.close()
 

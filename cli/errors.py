@@ -10,15 +10,38 @@ from collections.abc import Callable
 from config import SettingsError
 
 
-def run_safely(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+def expected_errors() -> tuple[type[BaseException], ...]:
+    """The project's own exception types (and the standard ones its messages use): each says what to do."""
+    from ingestion.documents import LoaderError
+    from memory.checkpointer import CheckpointerError
+    from memory.threads import ThreadNotFoundError
+    from providers.embedding_cache import EmbeddingCacheError
     from retrievers.index import IndexError_
 
+    return (
+        SettingsError,
+        IndexError_,
+        CheckpointerError,
+        ThreadNotFoundError,
+        EmbeddingCacheError,
+        LoaderError,
+        FileNotFoundError,
+        ValueError,
+    )
+
+
+def run_safely(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     try:
         return handler(args)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130
-    except (SettingsError, IndexError_, FileNotFoundError, ValueError) as exc:
+    except Exception as exc:
+        if not isinstance(exc, expected_errors()):
+            raise
         logging.getLogger(__name__).debug("command failed", exc_info=True)
-        sys.stderr.write(f"error: {exc}\n")
+        from cli.common import neutralised
+
+        message = neutralised(" ".join(str(exc).split()) or type(exc).__name__)
+        sys.stderr.write(f"error: {message}\n")
         return 2

@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
-from cli.common import add_common, print_json, settings_from
+from cli.common import add_common, print_json, settings_from, shown
 from config import Settings
 
 EXAMPLES_PER_CLASS = 3
@@ -70,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         return {"add": _add, "report": _report, "apply": _apply}[args.feedback_action](args, settings)
     except (ThreadNotFoundError, CheckpointerError) as exc:
-        Console(stderr=True).print(f"error: {escape(str(exc))}", highlight=False)
+        Console(stderr=True).print(f"error: {shown(str(exc))}", highlight=False)
         return 1
 
 
@@ -86,7 +85,7 @@ def _add(args: argparse.Namespace, settings: Settings) -> int:
     else:
         Console(highlight=False).print(
             f"recorded {record.verdict} for turn {record.turn} of thread {record.thread_id}: "
-            f"{escape(record.question[:80])}"
+            f"{shown(record.question[:80])}"
         )
     return 0
 
@@ -112,7 +111,7 @@ def print_report(console: Console, report: Any) -> None:
         table.add_column(column)
     for name, count in report.counts.items():
         examples = [d for d in report.diagnoses if d.failure == name][:EXAMPLES_PER_CLASS]
-        lines = "\n".join(f"{escape(d.question[:70])} — {escape(d.reason)}" for d in examples)
+        lines = "\n".join(f"{shown(d.question[:70])} — {shown(d.reason)}" for d in examples)
         table.add_row(name, str(count), lines or "-")
     console.print(table)
     print_proposals(console, report.proposals)
@@ -124,7 +123,7 @@ def print_proposals(console: Console, proposals: list[Any]) -> None:
         return
     console.print("[bold]proposed changes[/] (`python main.py feedback apply --yes` writes them):")
     for p in proposals:
-        console.print(f"  {p.setting}: {p.current} -> {p.proposed}  ({escape(p.reason)})")
+        console.print(f"  {p.setting}: {p.current} -> {p.proposed}  ({shown(p.reason)})")
 
 
 def _apply(args: argparse.Namespace, settings: Settings) -> int:

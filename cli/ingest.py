@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
-from rich.markup import escape
 from rich.table import Table
 
-from cli.common import add_common, make_console, print_json, settings_from
+from cli.common import add_common, make_console, print_json, settings_from, shown
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -75,8 +75,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def prewarm_reranker(settings) -> int:
-    """Fill the reranker's passage cache for every chunk in the index (cached ones cost nothing)."""
+def prewarm_reranker(settings, progress=None) -> int:
+    """Fill the reranker's window cache for every chunk in the index (cached ones cost nothing)."""
     from providers.rerankers import make_reranker
     from retrievers.factory import embedder_for
     from retrievers.store import open_store
@@ -86,15 +86,29 @@ def prewarm_reranker(settings) -> int:
         embedder=embedder_for(settings),
         cache_dir=Path(settings.index_dir) / "cache",
         blend=settings.rerank_blend,
+        window_tokens=settings.rerank_window_tokens,
     )
     warm = getattr(reranker, "warm", None)
     if warm is None:
         return 0
     store = open_store(settings)
     try:
-        return warm(list(store.iter_chunks()))
+        return warm(list(store.iter_chunks()), progress=progress)
     finally:
         store.close()
+
+
+def timed_prewarm(settings, *, show_progress: bool) -> tuple[int, float]:
+    """Pre-warm (with a progress bar on stderr when asked); returns (windows embedded, seconds)."""
+    from rich.progress import Progress
+
+    started = time.perf_counter()
+    if not show_progress:
+        return prewarm_reranker(settings), round(time.perf_counter() - started, 2)
+    with Progress(console=make_console(stderr=True), transient=True) as bar:
+        task = bar.add_task("reranker warm-up (e5 windows)", total=None)
+        warmed = prewarm_reranker(settings, lambda done, total: bar.update(task, completed=done, total=total))
+    return warmed, round(time.perf_counter() - started, 2)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -124,15 +138,21 @@ def run(args: argparse.Namespace) -> int:
         exclude=args.exclude,
         processor=processor,
     )
+    warm_rows: list[tuple[str, object]] = []
     if settings.rerank_prewarm:
-        warmed = prewarm_reranker(settings)
-        if not args.json:
-            make_console(stderr=True).print(f"reranker cache: {warmed} passages embedded")
+        warmed, warm_seconds = timed_prewarm(settings, show_progress=not args.json)
+        warm_rows = [
+            ("reranker windows embedded", warmed),
+            ("reranker warm-up seconds", warm_seconds),
+            ("total seconds", round(report.seconds + warm_seconds, 2)),
+        ]
     if args.json:
-        print_json(report.model_dump())
+        print_json(
+            {**report.model_dump(), **{k.replace(" ", "_").replace("-", "_"): v for k, v in warm_rows}}
+        )
         return 0
     console = make_console()
-    table = Table(title=f"ingest into {report.index_dir}", show_header=False)
+    table = Table(title=f"ingest into {shown(report.index_dir)}", show_header=False)
     for label, value in [
         ("files seen", report.files_seen),
         ("added", len(report.added)),
@@ -144,21 +164,22 @@ def run(args: argparse.Namespace) -> int:
         ("excluded by --include/--exclude", report.excluded),
         ("chunks embedded", report.chunks_embedded),
         ("chunks in index", report.chunks_total),
-        ("seconds", report.seconds),
+        ("ingest seconds" if warm_rows else "seconds", report.seconds),
+        *warm_rows,
     ]:
         table.add_row(label, str(value))
     console.print(table)
     for failed in report.failed:
-        console.print(f"[yellow]skipped[/] {escape(failed.source)}: {escape(failed.reason)}")
+        console.print(f"[yellow]skipped[/] {shown(failed.source)}: {shown(failed.reason)}")
     if getattr(args, "verbose", 0):
         for path in report.unsupported:
-            console.print(f"[dim]unsupported[/] {escape(path)}")
+            console.print(f"[dim]unsupported[/] {shown(path)}")
     elif report.unsupported:
         console.print(f"[dim]{len(report.unsupported)} unsupported files not read; -v lists them[/]")
     if report.chunks_total == 0:
         make_console(stderr=True).print(
             "[yellow]the index is empty: nothing readable was found "
-            f"(supported: {escape(' '.join(supported_suffixes()))})[/]",
+            f"(supported: {shown(' '.join(supported_suffixes()))})[/]",
             highlight=False,
         )
     return 0

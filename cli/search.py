@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from rich.markup import escape
-
-from cli.common import add_common, make_console, print_json, settings_from
+from cli.common import add_common, make_console, positive_int, print_json, settings_from, shown
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="hybrid",
         help="which retriever (default: hybrid = vector + keyword fused with RRF)",
     )
-    p.add_argument("--k", type=int, default=10, help="number of results (default 10)")
+    p.add_argument("--k", type=positive_int, default=10, help="number of results (1 or more, default 10)")
     p.add_argument("--hypothesis", help="hyde: the hypothetical answer to search with")
     p.add_argument(
         "--filter",
@@ -88,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     console = make_console()
     if args.mode == "hyde":
         console.print(
-            f"[dim]hypothesis: {escape(hypothesis or '(none: plain vector search)')}[/]", highlight=False
+            f"[dim]hypothesis: {shown(hypothesis or '(none: plain vector search)')}[/]", highlight=False
         )
     if not hits:
         console.print("no results")
@@ -96,7 +94,9 @@ def run(args: argparse.Namespace) -> int:
         heading = " > ".join(hit.chunk.heading_path)
         ranks = ", ".join(f"{k}#{v}" for k, v in hit.ranks.items())
         console.print(
-            f"[bold]{rank}.[/] {hit.chunk.source} [dim]{heading}[/] score={hit.score:.4f} ({ranks})"
+            f"[bold]{rank}.[/] {shown(hit.chunk.source)} [dim]{shown(heading)}[/] "
+            f"score={hit.score:.4f} ({shown(ranks)})",
+            highlight=False,
         )
-        console.print("   " + hit.chunk.text[:200].replace("\n", " "))
+        console.print("   " + shown(hit.chunk.text[:200].replace("\n", " ")), highlight=False)
     return 0

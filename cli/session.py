@@ -26,11 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from cli.ask import render_answer
-from cli.common import add_common, make_console
+from cli.common import add_common, make_console, show_rerank_progress, shown
 from core.trace import Decision, TraceEvent
 from nodes.policy import MODES
 
@@ -197,6 +196,7 @@ class Session:
     interactive: bool
     thread_id: str = field(default_factory=new_thread_id)
     last: Any = None  # AskResult of the latest answer on this thread
+    store_identity: tuple[int, int] | None = None  # the SQLite checkpoint file this session opened
     warn: Console = field(default_factory=lambda: Console(stderr=True, highlight=False, soft_wrap=True))
     feedback: Any = None  # FeedbackStore for /good and /bad
 
@@ -239,9 +239,29 @@ class Session:
     # -- asking --
 
     def ask(self, question: str) -> None:
+        """One turn, holding the thread's lock so another process's turn on it cannot interleave."""
+        from memory.checkpointer import CheckpointerError, sqlite_identity
+        from memory.thread_lock import thread_lock
+
+        settings = self.context.settings
+        if self.store_identity is not None and sqlite_identity(settings.checkpoint_db) != self.store_identity:
+            self.console.print(
+                f"[red]error: the checkpoint database {shown(settings.checkpoint_db)} was deleted or replaced "
+                "while this session ran, so this turn could not be kept; restart the session[/]"
+            )
+            return
+        try:
+            with thread_lock(
+                self.thread_id, sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url
+            ):
+                self._ask(question)
+        except CheckpointerError as exc:
+            self.console.print(f"[red]error: {shown(str(exc))}[/]")
+
+    def _ask(self, question: str) -> None:
         from langgraph.errors import GraphRecursionError
 
-        from graph.run import build_input, question_budget_for, result_from_state, run_config
+        from graph.run import build_input, question_budget_for, result_from_state, run_config, turn_durability
         from providers.brain.budget import question_budget
 
         settings = self.context.settings
@@ -257,6 +277,7 @@ class Session:
                     config=config,
                     context=self.context,
                     stream_mode=["updates", "messages", "values"],
+                    durability=turn_durability(self.app),
                 )
 
         run = _Run(stream)
@@ -274,14 +295,14 @@ class Session:
                         if not streamed:
                             self._end_progress(printed)
                             printed = 0
-                        self.console.print(escape(token), end="", soft_wrap=True, highlight=False)
+                        self.console.print(shown(token), end="", soft_wrap=True, highlight=False)
                         streamed += token
                     continue
                 for label in step_labels(payload):
                     if streamed and printed == 0:
                         self.console.print()  # the streamed answer ends; progress goes on below it
                     sep = "  " if printed == 0 else " -> "
-                    self.console.print(f"[dim]{sep}{escape(label)}[/]", end="", soft_wrap=True)
+                    self.console.print(f"[dim]{sep}{shown(label)}[/]", end="", soft_wrap=True)
                     printed += 1
         except KeyboardInterrupt:
             self._cancel(run, before, printed)
@@ -295,11 +316,11 @@ class Session:
             return
         except Exception as exc:
             self._end_progress(printed)
-            self.console.print(f"[red]error: {escape(str(exc) or type(exc).__name__)}[/]")
+            self.console.print(f"[red]error: {shown(str(exc) or type(exc).__name__)}[/]")
             return
         self._end_progress(printed)
         for warning in budget.warnings:
-            self.warn.print(f"warning: {escape(warning)}")
+            self.warn.print(f"warning: {shown(warning)}")
         state = final or self.app.get_state(config).values
         self.last = result_from_state(question, state, started, self.thread_id)
         self.last.warnings = budget.warnings
@@ -351,7 +372,7 @@ class Session:
         }
         handler = handlers.get(name)
         if handler is None:
-            self.console.print(f"unknown command {escape(name)}; /help lists the commands")
+            self.console.print(f"unknown command {shown(name)}; /help lists the commands")
         else:
             handler(arg)
         return True
@@ -383,7 +404,7 @@ class Session:
         try:
             self.thread_id = resolve_thread_id(self.saver, arg)
         except ThreadNotFoundError as exc:
-            self.console.print(f"[red]{escape(str(exc))}[/]")
+            self.console.print(f"[red]{shown(str(exc))}[/]")
             return
         self.remember()
         self.load_last()
@@ -391,7 +412,7 @@ class Session:
         self.console.print(f"switched to thread {self.thread_id} ({self.turns()} questions so far)")
         for role, text in detail.turns[-2:]:
             who = "you" if role == "user" else "agent"
-            self.console.print(f"[dim]{who}: {escape(text[:200])}[/]")
+            self.console.print(f"[dim]{who}: {shown(text[:200])}[/]")
 
     def cmd_sources(self, _: str) -> None:
         if self.last is None or not self.last.passages:
@@ -402,27 +423,26 @@ class Session:
             heading = f" — {passage.heading}" if passage.heading else ""
             mark = "" if passage.number in cited else " [dim](not cited)[/]"
             self.console.print(
-                f"[bold][{passage.number}][/] {escape(passage.source + heading)}{mark}", highlight=False
+                f"[bold][{passage.number}][/] {shown(passage.source + heading)}{mark}", highlight=False
             )
-            self.console.print(escape(self.passage_text(passage).strip()), highlight=False)
+            self.console.print(shown(self.passage_text(passage).strip()), highlight=False)
             self.console.print()
 
     def passage_text(self, passage: Any) -> str:
         """The passage's text; a conversation resumed from a checkpoint has only its id, so the index has it."""
         if passage.text:
             return passage.text
-        docstore = self.context.retrievers.index.docstore
-        found = docstore.get(docstore.positions_of([passage.chunk_id]).values())
-        return next(iter(found.values())).text if found else "(no longer in the index)"
+        found = self.context.retrievers.index.chunks_by_id([passage.chunk_id])
+        return found[passage.chunk_id].text if found else "(no longer in the index)"
 
     def cmd_trace(self, _: str) -> None:
         if self.last is None or not self.last.trace:
             self.console.print("no trace yet: ask a question first")
             return
         last = self.last
-        self.console.print(f"question: {escape(last.question)}", highlight=False)
+        self.console.print(f"question: {shown(last.question)}", highlight=False)
         if last.standalone_question and last.standalone_question != last.question:
-            self.console.print(f"standalone: {escape(last.standalone_question)}", highlight=False)
+            self.console.print(f"standalone: {shown(last.standalone_question)}", highlight=False)
         table = Table(show_edge=False, pad_edge=False)
         for column in ("#", "node", "decision", "details", "ms", "model calls"):
             table.add_column(column)
@@ -436,8 +456,8 @@ class Session:
             table.add_row(
                 str(number),
                 event.node,
-                escape(event.decision.value + (f": {event.detail}" if event.detail else "")),
-                escape("; ".join(part for part in parts if part)),
+                shown(event.decision.value + (f": {event.detail}" if event.detail else "")),
+                shown("; ".join(part for part in parts if part)),
                 f"{event.ms:.0f}",
                 str(event.model_calls),
             )
@@ -452,7 +472,7 @@ class Session:
         if not arg:
             self.console.print(f"mode: {self.mode} (choose from {', '.join(MODES)})")
         elif arg not in MODES:
-            self.console.print(f"[red]unknown mode {escape(arg)!r}; choose one of {', '.join(MODES)}[/]")
+            self.console.print(f"[red]unknown mode {shown(arg)!r}; choose one of {', '.join(MODES)}[/]")
         else:
             self.mode = arg
             self.console.print(f"mode: {self.mode}")
@@ -467,14 +487,14 @@ class Session:
         try:
             record = add_feedback(self.feedback, self.app, self.thread_id, verdict, note=note)
         except FeedbackError as exc:
-            self.console.print(f"[red]{escape(str(exc))}[/]")
+            self.console.print(f"[red]{shown(str(exc))}[/]")
             return
-        self.console.print(f"recorded {verdict} for turn {record.turn}: {escape(record.question[:80])}")
+        self.console.print(f"recorded {verdict} for turn {record.turn}: {shown(record.question[:80])}")
 
     def cmd_help(self, _: str) -> None:
         table = Table(show_header=False, show_edge=False, pad_edge=False, box=None)
         for name, text in HELP:
-            table.add_row(f"[bold]{escape(name)}[/]", text)
+            table.add_row(f"[bold]{shown(name)}[/]", text)
         self.console.print(table)
         self.console.print("Anything else is a question; follow-ups use the conversation so far.")
 
@@ -487,7 +507,7 @@ class Session:
         if (line.startswith("/") and line[1:2].isalpha()) or line == "/?":
             return self.command(line)
         if not self.interactive:
-            self.console.print(f"\n{PROMPT}{escape(line)}", highlight=False)
+            self.console.print(f"\n{PROMPT}{shown(line)}", highlight=False)
         self.ask(line)
         return True
 
@@ -545,7 +565,7 @@ def run_session(args: argparse.Namespace) -> int:
         )
         exists = store_exists(settings)
     except (SettingsError, IndexError_) as exc:
-        errors.print(f"error: {escape(str(exc))}")
+        errors.print(f"error: {shown(str(exc))}")
         return 2
     folder = Path(settings.index_dir) if settings.store == "local" else settings.milvus_uri
     if not exists:
@@ -559,7 +579,7 @@ def run_session(args: argparse.Namespace) -> int:
     try:
         return _serve(args, settings, console, interactive)
     except (IndexError_, CheckpointerError, SettingsError) as exc:
-        errors.print(f"error: {escape(str(exc))}")
+        errors.print(f"error: {shown(str(exc))}")
         return 2
     except KeyboardInterrupt:
         errors.print("interrupted")
@@ -568,7 +588,7 @@ def run_session(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace, settings: Any, console: Console, interactive: bool) -> int:
     from graph.builder import build_graph
-    from memory.checkpointer import open_checkpointer
+    from memory.checkpointer import open_checkpointer, sqlite_identity
     from memory.feedback import open_feedback_store
     from nodes.context import build_context
     from nodes.state import CHECKPOINT_TYPES
@@ -577,11 +597,13 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
 
     context = build_context(settings)
     require_chunks(context.retrievers.index)
+    if interactive:
+        show_rerank_progress(context.reranker)
     problem = endpoint_problem(settings)
     if problem:
         # Once per session, not once per question: the offline brain answers until the next start.
         Console(stderr=True, highlight=False, soft_wrap=True).print(
-            f"warning: {escape(problem)}; this session uses the offline brain"
+            f"warning: {shown(problem)}; this session uses the offline brain"
         )
         context = dataclasses.replace(context, brain=offline_brain(settings.sufficiency_threshold))
     with (
@@ -591,6 +613,7 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
         open_feedback_store(checkpoint_db=settings.checkpoint_db, postgres_url=settings.postgres_url) as store,
     ):
         session = Session(
+            store_identity=None if settings.postgres_url else sqlite_identity(settings.checkpoint_db),
             app=build_graph(
                 checkpointer=saver, max_checkpoints_per_thread=settings.max_checkpoints_per_thread
             ),
@@ -636,7 +659,7 @@ def _banner(session: Session, settings: Any, resumed: str | None) -> None:
     index = session.context.retrievers.index
     console = session.console
     console.print(
-        f"[bold]agentic-rag[/] · index {escape(index.location)} ({index.count()} chunks) · "
+        f"[bold]agentic-rag[/] · index {shown(index.location)} ({index.count()} chunks) · "
         f"brain: {brain} · mode: {session.mode}"
     )
     if resumed and session.has_checkpoints(resumed):

@@ -10,10 +10,9 @@ import argparse
 from datetime import datetime
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from rich.markup import escape
 from rich.table import Table
 
-from cli.common import make_console, print_json
+from cli.common import make_console, print_json, shown
 from config import Settings, load_settings
 
 ROLE_LABEL = {"user": "you", "assistant": "agent"}
@@ -70,26 +69,34 @@ def threads_table(infos: list, current: str | None = None) -> Table:
     for info in infos:
         mark = " *" if info.thread_id == current else ""
         table.add_row(
-            info.thread_id + mark, when(info.updated_at), str(info.n_checkpoints), escape(info.title)
+            shown(info.thread_id) + mark, when(info.updated_at), str(info.n_checkpoints), shown(info.title)
         )
     return table
 
 
 def run(args: argparse.Namespace) -> int:
-    from memory.checkpointer import CheckpointerError
+    from memory.checkpointer import CheckpointerError, store_errors, store_name
     from memory.threads import ThreadNotFoundError
 
     settings = load_settings(checkpoint_db=args.checkpoint_db)
     try:
-        return _dispatch(args, settings)
+        with store_errors(store_name(settings.checkpoint_db, settings.postgres_url)):
+            return _dispatch(args, settings)
     except (ThreadNotFoundError, CheckpointerError) as exc:
-        make_console(stderr=True).print(f"error: {escape(str(exc))}", highlight=False)
+        make_console(stderr=True).print(f"error: {shown(str(exc))}", highlight=False)
         return 1
 
 
 def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     from memory.checkpointer import open_checkpointer
-    from memory.threads import delete_thread, list_threads, parse_duration, prune_threads, show_thread
+    from memory.threads import (
+        delete_thread,
+        list_threads,
+        parse_duration,
+        prune_threads,
+        reclaim_space,
+        show_thread,
+    )
     from nodes.state import CHECKPOINT_TYPES
 
     console = make_console(highlight=False)
@@ -113,11 +120,11 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
                 print_json(detail.model_dump(mode="json"))
                 return 0
             console.print(
-                f"[bold]thread {detail.thread_id}[/] · updated {when(detail.updated_at)} · "
+                f"[bold]thread {shown(detail.thread_id)}[/] · updated {when(detail.updated_at)} · "
                 f"{detail.n_checkpoints} checkpoints"
             )
             for role, text in detail.turns:
-                console.print(f"\n[bold]{ROLE_LABEL.get(role, role)}:[/] {escape(text)}")
+                console.print(f"\n[bold]{ROLE_LABEL.get(role, role)}:[/] {shown(text)}")
             return 0
         if action == "delete":
             thread_id = resolve_thread_id(saver, args.thread_id)
@@ -125,13 +132,15 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
             if args.json:
                 print_json({"deleted": [thread_id]})
             else:
-                console.print(f"deleted thread {thread_id}")
+                console.print(f"deleted thread {shown(thread_id)}")
             return 0
         pruned = prune_threads(saver, older_than or parse_duration(args.older_than))
+        if pruned:
+            reclaim_space(saver)
         if args.json:
             print_json({"deleted": pruned, "older_than": args.older_than})
         else:
-            listed = f": {', '.join(pruned)}" if pruned else ""
+            listed = f": {shown(', '.join(pruned))}" if pruned else ""
             console.print(f"deleted {len(pruned)} thread(s) not updated for {args.older_than}{listed}")
         return 0
 

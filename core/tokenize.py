@@ -1,15 +1,20 @@
 """A tokenizer for mixed Chinese/English text, shared by BM25 and the offline brain.
 
-CJK runs are converted to simplified characters and go through jieba (search mode, so compounds also yield their parts); Latin runs are
-lower-cased and stemmed; identifiers such as ``gpt-4o``, ``BM25``, ``v2.3`` and ``ISO-9001`` stay whole
-(their alphabetic parts are added too, so ``gpt`` still finds ``gpt-4o``).
+Text is NFKC-normalised first (full-width ``ｇｐｔ－４ｏ`` is ``gpt-4o``). CJK runs are converted to
+simplified characters and go through jieba (search mode, so compounds also yield their parts); words of
+every other script (Latin, Cyrillic, Greek, Arabic, Hebrew, Devanagari...) are case-folded, lose their
+accents when that leaves plain ASCII (``café`` and ``cafe`` are one term, documents and queries alike)
+and, when ASCII, are stemmed as English; identifiers such as ``gpt-4o``, ``BM25``, ``v2.3`` and
+``ISO-9001`` stay whole (their alphabetic parts are added too, so ``gpt`` still finds ``gpt-4o``).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
+import regex
 import snowballstemmer
 import zhconv
 
@@ -17,10 +22,12 @@ from core.text import CJK as _CJK
 from core.text import jieba as _jieba
 
 # An identifier: alphanumerics joined by - . _ / + (at least one digit or an inner separator), or a word.
-_TOKEN_RE = re.compile(
+# A letter of any script except the CJK ones above (those go to jieba).
+_LETTER = rf"[^\P{{L}}{_CJK}]"
+_TOKEN_RE = regex.compile(
     rf"(?P<cjk>[{_CJK}]+)"
     r"|(?P<ident>[A-Za-z0-9]+(?:[-_.+/][A-Za-z0-9]+)+\+*|[A-Za-z]*\d[A-Za-z0-9]*\+*)"
-    r"|(?P<word>[A-Za-z][A-Za-z']*\+*)"
+    rf"|(?P<word>{_LETTER}(?:{_LETTER}|\p{{M}}|')*\+*)"
 )
 
 EN_STOPWORDS = frozenset(
@@ -212,7 +219,7 @@ ZH_STOPWORDS = frozenset(
 )
 
 # Bump when tokens change; an index built with other tokens must be rebuilt (checked on open).
-TOKENIZER_VERSION = 2
+TOKENIZER_VERSION = 3
 
 
 @lru_cache(maxsize=1)
@@ -225,10 +232,20 @@ def _stem(word: str) -> str:
     return _stemmer().stemWord(word)
 
 
+@lru_cache(maxsize=200_000)
+def fold_word(word: str) -> str:
+    """Case-folded, and without accents when that leaves plain ASCII (``Café`` -> ``cafe``)."""
+    folded = word.casefold()
+    if folded.isascii():
+        return folded
+    bare = "".join(ch for ch in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(ch))
+    return bare if bare.isascii() else unicodedata.normalize("NFC", folded)
+
+
 def tokenize(text: str, *, stem: bool = True, keep_stopwords: bool = False) -> list[str]:
     """Split mixed text into BM25 terms."""
     out: list[str] = []
-    for match in _TOKEN_RE.finditer(text):
+    for match in _TOKEN_RE.finditer(unicodedata.normalize("NFKC", text)):
         kind = match.lastgroup
         piece = match.group()
         if kind == "cjk":
@@ -245,12 +262,13 @@ def tokenize(text: str, *, stem: bool = True, keep_stopwords: bool = False) -> l
             if len(parts) > 1 or (parts and parts[0] != ident):
                 out.extend(_stem(p) if stem else p for p in parts if p not in EN_STOPWORDS)
         else:
-            word = piece.lower().strip("'")
+            word = fold_word(piece).strip("'")
             if word.endswith("'s"):
                 word = word[:-2]
             if not word or (not keep_stopwords and word in EN_STOPWORDS):
                 continue
-            out.append(_stem(word) if stem and not word.endswith("+") else word)
+            english = word.isascii() and not word.endswith("+")
+            out.append(_stem(word) if stem and english else word)
     return out
 
 

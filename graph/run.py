@@ -8,6 +8,7 @@ import time
 import uuid
 from typing import Any
 
+from langchain_core.messages import HumanMessage
 from langgraph.errors import GraphRecursionError
 from pydantic import BaseModel, Field
 
@@ -18,6 +19,11 @@ from nodes.context import AgentContext
 from providers.brain.budget import QuestionBudget, question_budget
 
 log = logging.getLogger(__name__)
+
+# Persist a turn's checkpoint only when the run ends: a process killed mid-turn leaves the thread as it
+# was before the question (never a half-turn the next question would inherit), and a turn costs one
+# checkpoint instead of one per step.
+TURN_DURABILITY = "exit"
 
 
 class AskResult(BaseModel):
@@ -46,6 +52,11 @@ class AskResult(BaseModel):
             " > ".join(event.label() for event in self.trace)
             + f" | {self.latency_ms:.0f} ms, {self.model_calls} model calls"
         )
+
+
+def turn_durability(app: Any) -> str | None:
+    """``TURN_DURABILITY`` for a graph with a checkpointer (LangGraph warns when there is none)."""
+    return TURN_DURABILITY if getattr(app, "checkpointer", None) else None
 
 
 def run_config(context: AgentContext, thread_id: str | None) -> dict[str, Any]:
@@ -81,7 +92,9 @@ def result_from_state(
 
 
 def build_input(question: str, mode: str | None, filters: Filters | None) -> dict[str, Any]:
-    payload: dict[str, Any] = {"question": question}
+    # The question travels as the turn's own message, so the graph never mistakes an unanswered message
+    # left by an interrupted turn for this one.
+    payload: dict[str, Any] = {"question": question, "messages": [HumanMessage(question)]}
     if mode:
         payload["mode"] = mode
     payload["filters"] = filters if filters and not filters.is_empty() else None
@@ -104,7 +117,12 @@ def ask(
     budget = question_budget_for(context)
     try:
         with question_budget(budget):
-            state = app.invoke(build_input(question, mode, filters), config=config, context=context)
+            state = app.invoke(
+                build_input(question, mode, filters),
+                config=config,
+                context=context,
+                durability=turn_durability(app),
+            )
     except GraphRecursionError:
         return AskResult(
             question=question,

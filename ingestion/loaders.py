@@ -9,10 +9,12 @@ bad file in a large folder is reported and skipped instead of stopping the whole
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import io
 import logging
 import re
+import stat
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -50,6 +52,37 @@ def load_document(path: Path, *, max_bytes: int) -> LoadedDocument:
         raise LoaderError("document nesting too deep to parse", source) from None
     except Exception as exc:  # a parser failing on a strange file must not stop a whole ingestion
         raise LoaderError(f"cannot parse file ({type(exc).__name__}: {exc})", source) from None
+
+
+_FILE_KINDS: tuple[tuple[Callable[[int], bool], str], ...] = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def regular_file(path: Path) -> Path:
+    """The resolved path of a regular file; ``LoaderError`` for a symlink loop, FIFO, device or socket.
+
+    Checked before anything opens the file: reading a FIFO or ``/dev/zero`` would block or never end.
+    """
+    try:
+        resolved = Path(path).resolve(strict=True)
+        mode = resolved.stat().st_mode
+    except RuntimeError:  # Python < 3.13 reports a symlink loop this way
+        raise LoaderError("symlink loop") from None
+    except FileNotFoundError:
+        raise LoaderError("file not found (or a broken symlink)") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise LoaderError("symlink loop") from None
+        raise LoaderError(f"cannot read file ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
+        raise LoaderError(f"{kind}, not a regular file; skipped")
+    return resolved
 
 
 def _load(path: Path, source: str, max_bytes: int) -> LoadedDocument:
@@ -114,11 +147,18 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 _CHARSET_RE = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_\-]+)""", re.I)
 
 
-def decode_text(data: bytes, *, declared: str | None = None) -> str:
-    """Decode bytes as text: BOM, then UTF-8, then a declared charset, then GB18030 (Chinese files).
+# Legacy encodings a non-UTF-8 file may use, in order of preference when the detector finds several
+# equally plausible (short texts): Chinese first, then Western European, then the rest.
+LEGACY_ENCODINGS: tuple[str, ...] = ("gb18030", "big5", "cp1252", "shift_jis", "euc_kr", "cp1251")
 
-    Binary content (NUL bytes outside a UTF-16/32 file, or many control characters) is rejected rather
-    than indexed as garbage.
+
+def decode_text(data: bytes, *, declared: str | None = None) -> str:
+    """Decode bytes as text: BOM, then UTF-8, then a declared charset, then a detected legacy encoding.
+
+    Detection (charset-normalizer, limited to ``LEGACY_ENCODINGS``) tells Western European cp1252 text
+    from GBK Chinese: decoding first with GB18030, which accepts almost any byte string, turned
+    "Der Bär läuft" into "Der B鋜 l鋟ft". Binary content (NUL bytes outside a UTF-16/32 file, or many
+    control characters) is rejected rather than indexed as garbage.
     """
     for bom, codec in _BOMS:
         if data.startswith(bom):
@@ -129,13 +169,23 @@ def decode_text(data: bytes, *, declared: str | None = None) -> str:
             return _checked_text(text)
     if b"\x00" in data:
         raise LoaderError("binary file (NUL bytes)")
-    codecs = ["utf-8"] + ([declared] if declared else []) + ["gb18030"]
+    codecs = ["utf-8"] + ([declared] if declared else []) + _detected_encodings(data)
     for codec in dict.fromkeys(codecs):
         try:
             return _checked_text(data.decode(codec))
         except (UnicodeDecodeError, LookupError):
             continue
-    raise LoaderError("not valid UTF-8/GB18030 text")
+    raise LoaderError("not valid UTF-8 text and no known encoding fits; save the file as UTF-8")
+
+
+def _detected_encodings(data: bytes) -> list[str]:
+    """Plausible legacy encodings, best first; ties broken by the order of ``LEGACY_ENCODINGS``."""
+    from charset_normalizer import from_bytes
+
+    matches = list(from_bytes(data, cp_isolation=list(LEGACY_ENCODINGS)))
+    rank = {name: i for i, name in enumerate(LEGACY_ENCODINGS)}
+    matches.sort(key=lambda m: (round(m.chaos, 3), -round(m.coherence, 3), rank.get(m.encoding, 99)))
+    return [m.encoding for m in matches]
 
 
 def _checked_text(text: str) -> str:

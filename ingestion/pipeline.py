@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,7 +26,7 @@ from core.chunks import Chunk
 from core.text import detect_language
 from ingestion.documents import LoadedDocument, TextPiece
 from ingestion.indexing import embed_in_batches, embedding_text, progress_interval
-from ingestion.loaders import LoaderError, load_document
+from ingestion.loaders import LoaderError, load_document, regular_file
 from ingestion.records import RECORD_SUFFIXES, load_records
 from ingestion.sinks import open_sink
 from ingestion.sources import scan_sources
@@ -60,8 +62,12 @@ def chunk_id(source: str, index: int, content_hash: str) -> str:
 
 
 def file_sha256(path: Path) -> str:
+    """SHA-256 of a regular file; opened without blocking and re-checked, so a FIFO swapped in never hangs."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise LoaderError("not a regular file; skipped")
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -106,6 +112,16 @@ def load_chunks(
             pieces_to_chunks(doc, split_document(doc, config, embed), start=len(chunks), extra=metadata)
         )
     return records[0][0], chunks
+
+
+def _resolved_root(path: Path) -> Path:
+    try:
+        root = path.resolve()
+    except (RuntimeError, OSError):
+        raise FileNotFoundError(f"{path} cannot be followed (symlink loop)") from None
+    if not root.exists():
+        raise FileNotFoundError(f"{root} does not exist")
+    return root
 
 
 def _under(path: str, roots: list[Path]) -> bool:
@@ -193,17 +209,14 @@ def ingest_paths(
     """Bring the index in line with ``paths``; ``include``/``exclude`` are globs on paths relative to the
     folders given (or file names), e.g. ``*.md``, ``docs/**``, ``build``."""
     started = time.perf_counter()
-    roots = [Path(p).resolve() for p in paths]
-    for root in roots:
-        if not root.exists():
-            raise FileNotFoundError(f"{root} does not exist")
+    roots = [_resolved_root(Path(p)) for p in paths]
     max_bytes = int(settings.max_file_mb * 1024 * 1024)
     process = processor or local_processor(settings, embedder, progress)
     with open_sink(settings, embedder.name, embedder.dim, index_dir=index_dir, rebuild=rebuild) as sink:
         report = IngestReport(index_dir=sink.location)
         old_files = sink.files()
         scan = scan_sources(roots, include or (), exclude or ())
-        files = [p.resolve() for p in scan.files]
+        files = scan.files  # resolved one by one below: a symlink loop fails its own file only
         report.unsupported = [str(p) for p in scan.unsupported]
         report.excluded = len(scan.excluded)
         # Files a filter left out are outside this run, like files outside its paths: kept as they are.
@@ -211,6 +224,10 @@ def ingest_paths(
         for path in report.unsupported:
             log.debug("unsupported %s", path)
         report.files_seen = len(files)
+        report.failed.extend(
+            FailedFile(source=str(folder), reason=reason) for folder, reason in scan.unreadable
+        )
+        scanned: set[str] = set()
         keep_sources: set[str] = set()
         records: dict[str, FileRecord] = {}
         to_load: list[tuple[Path, str]] = []
@@ -223,8 +240,11 @@ def ingest_paths(
                 records[source] = old_files[source]
 
         for path in files:
-            source = str(path)
+            source = str(path.absolute())
             try:
+                path = regular_file(path)  # before anything opens it: a FIFO or /dev/zero never ends
+                source = str(path)
+                scanned.add(source)
                 if path.stat().st_size > max_bytes:
                     raise LoaderError(
                         f"file too large ({path.stat().st_size / 1e6:.1f} MB > {settings.max_file_mb} MB)"
@@ -261,7 +281,6 @@ def ingest_paths(
                     count,
                 )
             row += count
-        scanned = {str(p) for p in files}
         for source in old_files:
             if source in keep_sources or source in records:
                 continue

@@ -1,5 +1,6 @@
 """Which files an ingest run reads: folders walked, ``--include``/``--exclude`` globs applied, and the
-files nobody can read counted, so a folder of unsupported files never looks like an empty success."""
+files nobody can read counted, so a folder of unsupported files never looks like an empty success.
+Folders that cannot be listed (permissions) are reported, never skipped silently."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ class SourceScan(BaseModel):
     files: list[Path] = Field(description="files to read, folders expanded in sorted order")
     unsupported: list[Path] = Field(default_factory=list, description="found while walking, no loader")
     excluded: list[Path] = Field(default_factory=list, description="files left out by --include/--exclude")
+    unreadable: list[tuple[Path, str]] = Field(
+        default_factory=list, description="folders that could not be listed, with the reason"
+    )
 
 
 def matches(relative: str, patterns: Iterable[str]) -> bool:
@@ -55,7 +59,13 @@ def scan_sources(
                 scan.excluded.append(root)
             continue
         found: list[Path] = []
-        for folder, dirs, names in os.walk(root):
+
+        def unreadable(exc: OSError, root: Path = root) -> None:
+            scan.unreadable.append(
+                (Path(exc.filename or root), f"cannot read folder ({exc.strerror or exc})")
+            )
+
+        for folder, dirs, names in os.walk(root, onerror=unreadable):
             dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIR_NAMES]
             for name in (n for n in names if not n.startswith(".")):
                 path = Path(folder) / name

@@ -47,6 +47,39 @@ def redact_url(url: str) -> str:
     return re.sub(r"(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", url)
 
 
+def store_name(sqlite_path: Path, postgres_url: str | None) -> str:
+    """How messages name the checkpoint store: the redacted URL, or the SQLite file."""
+    return redact_url(postgres_url) if postgres_url else str(sqlite_path)
+
+
+@contextmanager
+def store_errors(store: str) -> Iterator[None]:
+    """Turn a driver error while reading or writing checkpoints into one ``CheckpointerError`` line.
+
+    A read-only, full or damaged database otherwise surfaces as a raw ``sqlite3``/``psycopg`` traceback.
+    """
+    try:
+        yield
+    except (sqlite3.Error, psycopg.Error) as exc:
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise CheckpointerError(
+            f"the checkpoint store {store} failed ({reason}); check that it is writable and not damaged, "
+            "or set AGENTIC_RAG_CHECKPOINT_DB to another file"
+        ) from None
+
+
+def sqlite_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the SQLite file, None when it is gone: tells a deleted or replaced store.
+
+    A connection keeps writing to a deleted file's inode, so turns would silently vanish with it.
+    """
+    try:
+        info = Path(path).stat()
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
 def _serializer(allowed_types: Iterable[type]) -> JsonPlusSerializer | None:
     """Strict deserialisation limited to LangGraph's safe types plus ``allowed_types``, when given.
 

@@ -61,7 +61,10 @@ def parse_duration(text: str) -> timedelta:
     if amount <= 0:
         raise ValueError(f"invalid duration {text!r}: it must be greater than zero")
     unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[match.group(2)]
-    return timedelta(**{unit: amount})
+    try:
+        return timedelta(**{unit: amount})
+    except OverflowError:
+        raise ValueError(f"invalid duration {text!r}: too long (at most {timedelta.max.days} days)") from None
 
 
 # --- reading threads through the public API ------------------------------------------------------------
@@ -163,7 +166,10 @@ def prune_threads(
     """Delete threads whose latest checkpoint is older than ``older_than``; return their ids."""
     if older_than <= timedelta(0):
         raise ValueError(f"older_than must be positive, got {older_than}")
-    cutoff = (now or datetime.now(UTC)) - older_than
+    try:
+        cutoff = (now or datetime.now(UTC)) - older_than
+    except OverflowError:  # before year 1: no thread is that old
+        return []
     doomed = [
         thread_id
         for thread_id, _, head in _heads(saver)
@@ -172,6 +178,17 @@ def prune_threads(
     for thread_id in doomed:
         saver.delete_thread(thread_id)
     return sorted(doomed)
+
+
+def reclaim_space(saver: BaseCheckpointSaver) -> None:
+    """Give the space of deleted threads back: SQLite otherwise keeps the file at its largest size.
+
+    SQLite runs ``VACUUM`` (rewrites the file) and truncates the WAL; PostgreSQL runs plain ``VACUUM``
+    on the checkpoint tables (space reusable, no exclusive lock). Other savers: nothing to do.
+    """
+    backend = _backend(saver)
+    if backend is not None:
+        backend.vacuum()
 
 
 def cap_checkpoints(saver: BaseCheckpointSaver, thread_id: str, keep: int) -> int:
@@ -232,6 +249,14 @@ class _SqliteBackend:
                 raise
             finally:
                 cur.close()
+
+    def vacuum(self) -> None:
+        conn = self.saver.conn
+        with self.saver.lock:
+            if conn.in_transaction:
+                conn.commit()
+            conn.execute("VACUUM")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def thread_counts(self) -> dict[str, int]:
         with self.saver.cursor(transaction=False) as cur:
@@ -321,6 +346,11 @@ class _PostgresBackend:
         else:
             with conn.connection() as pooled, pooled.cursor(row_factory=dict_row) as cur:
                 yield cur
+
+    def vacuum(self) -> None:
+        with self._cursor() as cur:
+            for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+                cur.execute(f"VACUUM {table}")  # needs autocommit, as PostgresSaver's connection is
 
     def thread_counts(self) -> dict[str, int]:
         with self._cursor() as cur:

@@ -41,6 +41,7 @@ def build_context(settings: Settings | None = None, *, index_dir: Path | None = 
         embedder=retrievers.embedder,
         cache_dir=folder / "cache",
         blend=settings.rerank_blend,
+        window_tokens=settings.rerank_window_tokens,
     )
     return AgentContext(
         settings=settings,

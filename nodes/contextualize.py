@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
+from itertools import pairwise
 from typing import Any
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from langgraph.runtime import Runtime
 
 from core.text import detect_language
@@ -49,6 +50,19 @@ def _latest_human(messages: list[Any]) -> str:
     return ""
 
 
+def abandoned_questions(messages: list[Any]) -> list[Any]:
+    """User messages with no reply before the next user message: turns cut off by a kill or an error.
+
+    ``messages`` ends with the current question, which is not judged. An abandoned question carries no
+    answer, so keeping it would only make the next follow-up be read against it.
+    """
+    abandoned = []
+    for message, after in pairwise(messages):
+        if isinstance(message, HumanMessage) and not isinstance(after, AIMessage):
+            abandoned.append(message)
+    return abandoned
+
+
 def contextualize(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     started = time.perf_counter()
     context = ctx(runtime)
@@ -64,6 +78,10 @@ def contextualize(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
             messages.append(HumanMessage(question))
             update["messages"] = [messages[-1]]
     update["question"] = question
+    dropped = {m.id for m in abandoned_questions(messages) if m.id}
+    if dropped:
+        messages = [m for m in messages if m.id not in dropped]
+        update["messages"] = [RemoveMessage(id=i) for i in sorted(dropped)] + update.get("messages", [])
     mode = state.get("mode") or settings.mode
     update["mode"] = mode
     error = validate_question(question, settings.max_question_chars)

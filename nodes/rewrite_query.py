@@ -26,6 +26,9 @@ def rewrite_query(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
     why = (
         second_hop_reason(policy_of(state, context), analysis, evaluation) if strategy == "multi_hop" else ""
     )
+    if why and not (analysis and analysis.sub_queries):
+        # a hop through what the best passages name starts from the question as asked, not a rewrite
+        query = question_of(state)
     attempt = int(state.get("attempt") or 0) + 1
     return {
         "query": query,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +27,17 @@ CREATE TABLE IF NOT EXISTS embeddings (
 ) WITHOUT ROWID
 """
 _MAX_VARS = 500  # stay well below SQLite's bound-parameter limit
+
+
+class EmbeddingCacheError(RuntimeError):
+    """The cache file cannot be used; the message names it and says how to recover."""
+
+
+def _unusable(target: str, exc: sqlite3.Error) -> EmbeddingCacheError:
+    return EmbeddingCacheError(
+        f"the embedding cache {target} cannot be used ({exc}); delete that file: "
+        "it only saves time and is rebuilt automatically"
+    )
 
 
 def text_key(text: str) -> str:
@@ -48,7 +59,8 @@ class EmbeddingCache:
             self._conn.execute(_SCHEMA)
             self._conn.commit()
         except sqlite3.Error as exc:
-            raise RuntimeError(f"cannot open embedding cache {target}: {exc}") from None
+            raise _unusable(target, exc) from None
+        self._target = target
         self._lock = threading.Lock()
 
     def get_many(self, model: str, texts: Sequence[str]) -> dict[str, np.ndarray]:
@@ -59,10 +71,13 @@ class EmbeddingCache:
             for start in range(0, len(keys), _MAX_VARS):
                 part = keys[start : start + _MAX_VARS]
                 marks = ",".join("?" * len(part))
-                rows = self._conn.execute(
-                    f"SELECT key, dim, vec FROM embeddings WHERE model = ? AND key IN ({marks})",
-                    [model, *part],
-                ).fetchall()
+                try:
+                    rows = self._conn.execute(
+                        f"SELECT key, dim, vec FROM embeddings WHERE model = ? AND key IN ({marks})",
+                        [model, *part],
+                    ).fetchall()
+                except sqlite3.DatabaseError as exc:  # damage found only when its pages are read
+                    raise _unusable(self._target, exc) from None
                 for key, dim, blob in rows:
                     found[key] = np.frombuffer(blob, dtype=np.float32, count=dim).copy()
         return found
@@ -75,8 +90,12 @@ class EmbeddingCache:
             for t, v in zip(texts, vectors, strict=True)
         ]
         with self._lock:
-            self._conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
-            self._conn.commit()
+            try:
+                self._conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
+                self._conn.commit()
+            except sqlite3.DatabaseError as exc:
+                self._conn.rollback()
+                raise _unusable(self._target, exc) from None
 
     def count(self, model: str | None = None) -> int:
         with self._lock:
@@ -93,34 +112,45 @@ class EmbeddingCache:
 class CachedEmbedder:
     """Wrap an embedder so documents already seen are read from the cache, never re-embedded.
 
-    Queries are not cached: they are rarely repeated and cost one model call.
+    Queries are not cached: they are rarely repeated and cost one model call. Uncached texts are
+    embedded ``batch_size`` at a time and stored after each batch, so an interrupted run keeps its
+    progress and Ctrl-C (delivered between native calls) is never held up by more than one batch.
     """
 
     WRITE_BATCH = 64
 
-    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
+    def __init__(self, inner: Embedder, cache: EmbeddingCache, *, batch_size: int = WRITE_BATCH) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1 (got {batch_size})")
         self.inner = inner
         self.cache = cache
         self.name = inner.name
+        self.batch_size = batch_size
         self.misses = 0  # passages actually embedded by this wrapper, for tests and benchmarks
 
     @property
     def dim(self) -> int:
         return self.inner.dim
 
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
+    def embed_documents(
+        self, texts: list[str], progress: Callable[[int, int], None] | None = None
+    ) -> np.ndarray:
+        """Rows for ``texts``; ``progress(done, total)`` is called before and after each batch to embed."""
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         cached = self.cache.get_many(self.name, texts)
         todo = list(dict.fromkeys(t for t in texts if text_key(t) not in cached))
-        # Stored batch by batch, so a long warm-up that is interrupted keeps what it has done.
-        for start in range(0, len(todo), self.WRITE_BATCH):
-            batch = todo[start : start + self.WRITE_BATCH]
+        if progress is not None and todo:
+            progress(0, len(todo))
+        for start in range(0, len(todo), self.batch_size):
+            batch = todo[start : start + self.batch_size]
             fresh = self.inner.embed_documents(batch)
             self.cache.put_many(self.name, batch, fresh)
             cached.update(zip((text_key(t) for t in batch), fresh, strict=True))
             self.misses += len(batch)
+            if progress is not None:
+                progress(start + len(batch), len(todo))
         return np.vstack([cached[text_key(t)] for t in texts]).astype(np.float32, copy=False)
 
     def embed_query(self, text: str) -> np.ndarray:

@@ -1,8 +1,10 @@
 """BM25 (Okapi) as a sparse term-by-document weight matrix.
 
-Scores equal rank-bm25's ``BM25Okapi`` on the same tokens (same idf with the epsilon floor), but a
-query touches only the postings of its own terms instead of scanning every document per term in
-Python, which is what makes keyword search fast at a million chunks.
+Scores equal rank-bm25's ``BM25Okapi`` on the same tokens (same idf with the epsilon floor) wherever
+that idf is positive, but a query touches only the postings of its own terms instead of scanning every
+document per term in Python, which is what makes keyword search fast at a million chunks. In a tiny
+index (one document, or two sharing every term) Okapi's idf is negative for every term and rank-bm25
+finds nothing; there Lucene's idf, ``log(1 + (N - df + 0.5) / (df + 0.5))``, always positive, is used.
 """
 
 from __future__ import annotations
@@ -167,9 +169,20 @@ class BM25Index:
 
 
 def okapi_idf(df: np.ndarray, n_docs: int, epsilon: float) -> np.ndarray:
-    """rank-bm25's BM25Okapi idf: negative values are replaced by epsilon times the mean idf."""
+    """rank-bm25's BM25Okapi idf: negative values are replaced by epsilon times the mean idf.
+
+    When that floor is not positive (the mean idf is <= 0: a one-document index) every term would
+    score zero or less, so Lucene's idf, positive for every term, is used instead.
+    """
     idf = np.log(n_docs - df + 0.5) - np.log(df + 0.5)
     if idf.size:
         floor = epsilon * float(idf.mean())
+        if floor <= 0:
+            return lucene_idf(df, n_docs)
         idf = np.where(idf < 0, floor, idf)
     return idf
+
+
+def lucene_idf(df: np.ndarray, n_docs: int) -> np.ndarray:
+    """Lucene's (and bm25s's) BM25 idf: ``log(1 + (N - df + 0.5) / (df + 0.5))``, always positive."""
+    return np.log1p((n_docs - df + 0.5) / (df + 0.5))

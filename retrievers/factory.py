@@ -69,9 +69,7 @@ def build_retrievers(index: Store, settings: Settings, embedder: Embedder | None
         vector=vector,
         keyword=keyword,
         hybrid=hybrid,
-        multi_hop=MultiHopRetriever(
-            hybrid, titles=TitleLinker(index.titles()), rrf_k=settings.rrf_k
-        ),
+        multi_hop=MultiHopRetriever(hybrid, titles=TitleLinker(index.titles()), rrf_k=settings.rrf_k),
         hyde=HydeRetriever(vector),
     )
 

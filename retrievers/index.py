@@ -2,17 +2,25 @@
 
 Layout::
 
-    DIR/index.json        {"format": "agentic-rag-index", "format_version": 1, "current": "gen-000003"}
-    DIR/gen-000003/       manifest.json, docstore.sqlite, vectors.npy, vectors.faiss, bm25.npz, ...
+    DIR/index.json        {"format": "agentic-rag-index", "format_version": 2, "current": "gen-000003",
+                           "generations": ["gen-000002", "gen-000003"]}
+    DIR/gen-000003/       manifest.json, docstore.sqlite, vectors.npy, vectors.faiss, bm25.npz, ...,
+                          reader.lock
     DIR/.lock             held while an ingest writes
 
 A write builds a complete new generation folder, syncs it, then swaps ``index.json`` with
 ``os.replace``; a process killed at any point before the swap leaves the previous generation in use.
+
+The manifest records a SHA-256 per file, checked when a generation is opened, so damage is reported and
+never served (nor copied into the next generation by an incremental ingest). A reader holds a shared
+lock on the generation's ``reader.lock`` until it closes; an old generation is deleted only when no
+reader holds it, and only folders the pointer names as the index's own are ever deleted.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -32,8 +40,12 @@ from retrievers.docstore import DocStore, FileRecord
 from retrievers.vector_index import HnswParams, VectorIndex
 
 FORMAT_NAME = "agentic-rag-index"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 POINTER = "index.json"
+READER_LOCK = "reader.lock"
+# Marks a generation being built, so a crashed build is recognised as ours and nothing else is removed.
+BUILDING_MARK = ".agentic-rag-building"
+_OPEN_ATTEMPTS = 5
 
 
 class IndexError_(Exception):
@@ -89,8 +101,10 @@ class Index:
         docstore: DocStore,
         vectors: VectorIndex,
         bm25: BM25Index,
+        reader_lock: int | None = None,
     ) -> None:
         self.folder = folder
+        self._reader_lock = reader_lock
         self.generation = generation
         self.manifest = manifest
         self.docstore = docstore
@@ -165,6 +179,10 @@ class Index:
     def titles(self) -> list[str]:
         return self.docstore.titles()
 
+    def chunks_by_id(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
+        found = self.docstore.get(self.docstore.positions_of(chunk_ids).values())
+        return {chunk.id: chunk for chunk in found.values()}
+
     def count(self) -> int:
         return self.docstore.count()
 
@@ -174,6 +192,9 @@ class Index:
 
     def close(self) -> None:
         self.docstore.close()
+        if self._reader_lock is not None:
+            os.close(self._reader_lock)  # releases the shared lock: the generation may now be removed
+            self._reader_lock = None
 
 
 def _read_pointer(folder: Path) -> dict:
@@ -201,7 +222,7 @@ def index_exists(folder: Path) -> bool:
 
 
 def _current_generation(folder: Path) -> tuple[Path, dict]:
-    """The current generation folder and its manifest, after version and file-size checks."""
+    """The current generation folder and its manifest, after version and checksum checks."""
     pointer = _read_pointer(folder)
     generation = folder / str(pointer.get("current", ""))
     manifest = json.loads((generation / "manifest.json").read_text(encoding="utf-8"))
@@ -211,11 +232,37 @@ def _current_generation(folder: Path) -> tuple[Path, dict]:
             f"{manifest.get('tokenizer_version', 1)}; this version uses {TOKENIZER_VERSION}; "
             f"{rebuild_hint(folder)}"
         )
-    for name, size in manifest["files"].items():
-        actual = (generation / name).stat().st_size
-        if actual != size:
-            raise ValueError(f"{name} has {actual} bytes, expected {size}")
+    verify_files(generation, manifest)
     return generation, manifest
+
+
+def file_sha256(path: Path) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+# Files already hashed by this process, keyed by identity and change stamps: a long-running server
+# reopening the same generation pays for the hashing once; any write to a file changes its stamps.
+_VERIFIED: set[tuple] = set()
+
+
+def verify_files(generation: Path, manifest: dict) -> None:
+    """Raise ``ValueError`` naming the first file whose size or SHA-256 differs from the manifest."""
+    checksums = manifest.get("sha256") or {}
+    for name, size in manifest["files"].items():
+        path = generation / name
+        info = path.stat()
+        if info.st_size != size:
+            raise ValueError(f"{name} has {info.st_size} bytes, expected {size}")
+        key = (str(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+        if key in _VERIFIED:
+            continue
+        expected = checksums.get(name)
+        if expected is None:
+            raise ValueError(f"the manifest has no checksum for {name}")
+        if file_sha256(path) != expected:
+            raise ValueError(f"{name} does not match its checksum (the file was changed or damaged)")
+        _VERIFIED.add(key)
 
 
 def _damaged(folder: Path, exc: Exception) -> IndexCorruptedError:
@@ -224,9 +271,38 @@ def _damaged(folder: Path, exc: Exception) -> IndexCorruptedError:
     )
 
 
+def _lock_generation(folder: Path) -> int | None:
+    """Take a shared lock on the current generation, so no ingest deletes it while we read it.
+
+    The pointer may move on between reading it and locking: a generation found gone is retried with
+    the new pointer. Returns the lock's file descriptor (None for a generation without a lock file).
+    """
+    for _ in range(_OPEN_ATTEMPTS):
+        generation = folder / str(_read_pointer(folder).get("current", ""))
+        try:
+            fd = os.open(generation / READER_LOCK, os.O_RDONLY)
+        except FileNotFoundError:
+            if (generation / "manifest.json").exists():
+                return None
+            continue
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        if (generation / "manifest.json").exists() and _read_pointer(folder).get(
+            "current"
+        ) == generation.name:
+            return fd
+        os.close(fd)
+    return None
+
+
 def open_index(folder: Path, *, ef_search: int = 64) -> Index:
-    """Open the current generation, checking format version and file integrity."""
+    """Open the current generation, checking format version and file integrity.
+
+    The generation stays locked for reading until ``Index.close()`` (or the process ends).
+    """
     folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise IndexNotFoundError(f"--index {folder} is a file; give the index folder")
+    reader_lock = _lock_generation(folder)
     try:
         generation, manifest = _current_generation(folder)
         docstore = DocStore(generation / "docstore.sqlite")
@@ -234,22 +310,58 @@ def open_index(folder: Path, *, ef_search: int = 64) -> Index:
         vectors = VectorIndex.load(generation / "vectors.faiss", ef_search)
         bm25 = BM25Index.load(generation)
     except IndexError_:
+        _release(reader_lock)
         raise
     except Exception as exc:  # any damage: missing file, truncated FAISS, broken SQLite, bad JSON
+        _release(reader_lock)
         raise _damaged(folder, exc) from None
     if not (n_chunks == vectors.size == bm25.n_docs == manifest["n_chunks"]):
+        _release(reader_lock)
         raise IndexCorruptedError(
             f"the index in {folder} is inconsistent (docstore {n_chunks}, vectors {vectors.size}, "
             f"bm25 {bm25.n_docs}); {rebuild_hint(folder)}"
         )
-    return Index(folder, generation, manifest, docstore, vectors, bm25)
+    return Index(folder, generation, manifest, docstore, vectors, bm25, reader_lock)
+
+
+def _release(fd: int | None) -> None:
+    if fd is not None:
+        os.close(fd)
+
+
+def check_index_folder(folder: Path) -> None:
+    """Refuse to write an index into a file, or into a folder of other files (they would be mixed)."""
+    if folder.exists() and not folder.is_dir():
+        raise IndexError_(f"--index {folder} is a file; give a folder for the index (new or empty)")
+    if not folder.is_dir() or index_exists(folder):
+        return
+    foreign = sorted(
+        entry.name
+        for entry in folder.iterdir()
+        if entry.name not in (".lock", "cache")  # the write lock; the reranker's embedding cache
+        and not entry.name.startswith(POINTER + ".tmp-")
+        and not _is_our_build(entry)
+    )
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        raise IndexError_(
+            f"--index {folder} is not empty and holds no agentic-rag index ({shown}); "
+            "give a new or empty folder for the index"
+        )
 
 
 @contextmanager
 def write_lock(folder: Path) -> Iterator[None]:
     """Exclusive lock so two ingests into one folder never interleave."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".lock", "w") as handle:
+    check_index_folder(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = open(folder / ".lock", "w")  # noqa: SIM115 - closed by the with below
+    except OSError as exc:
+        raise IndexError_(
+            f"cannot write the index in {folder} ({exc.strerror or exc}); choose a writable folder"
+        ) from None
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -280,6 +392,7 @@ def write_generation(
     final = folder / f"gen-{number:06d}"
     tmp = folder / f"gen-{number:06d}.tmp-{os.getpid()}"
     tmp.mkdir()
+    (tmp / BUILDING_MARK).touch()
     docstore = DocStore.create(tmp / "docstore.sqlite")
     token_lists: list[list[str]] = []
     vector_blocks: list[np.ndarray] = []
@@ -295,7 +408,8 @@ def write_generation(
     np.save(tmp / "vectors.npy", matrix, allow_pickle=False)
     VectorIndex.build(matrix, dim, params.hnsw).save(tmp / "vectors.faiss")
     BM25Index.build(token_lists, k1=params.k1, b=params.b).save(tmp)
-    names = [p.name for p in tmp.iterdir()]
+    names = sorted(p.name for p in tmp.iterdir() if p.name != BUILDING_MARK)
+    (tmp / READER_LOCK).touch()
     manifest = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
@@ -308,18 +422,18 @@ def write_generation(
         "hnsw": params.hnsw.__dict__,
         "extra": extra or {},
         "files": {name: (tmp / name).stat().st_size for name in names},
+        "sha256": {name: file_sha256(tmp / name) for name in names},
     }
     _write_json(tmp / "manifest.json", manifest)
+    (tmp / BUILDING_MARK).unlink()
     _fsync_tree(tmp)
     os.rename(tmp, final)
-    _write_json(
-        folder / POINTER,
-        {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "current": final.name},
-    )
+    owned = _owned_generations(folder)
+    _write_pointer(folder, final.name, [*owned, final.name])
     _fsync_dir(folder)
-    for old in folder.glob("gen-*"):
-        if old != final:
-            shutil.rmtree(old, ignore_errors=True)
+    kept = [name for name in owned if not _remove_unread(folder / name)]
+    if kept != owned:
+        _write_pointer(folder, final.name, [*kept, final.name])
     return final
 
 
@@ -371,6 +485,65 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def _write_pointer(folder: Path, current: str, generations: list[str]) -> None:
+    _write_json(
+        folder / POINTER,
+        {
+            "format": FORMAT_NAME,
+            "format_version": FORMAT_VERSION,
+            "current": current,
+            "generations": list(dict.fromkeys(generations)),
+        },
+    )
+
+
+def _owned_generations(folder: Path) -> list[str]:
+    """Generation folders the pointer names as the index's own (current last); [] without a pointer."""
+    try:
+        pointer = json.loads((folder / POINTER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(pointer, dict) or pointer.get("format") != FORMAT_NAME:
+        return []
+    names = [n for n in pointer.get("generations") or [] if isinstance(n, str)]
+    current = pointer.get("current")
+    if isinstance(current, str):
+        names.append(current)
+    return [n for n in dict.fromkeys(names) if _is_generation_name(n)]
+
+
+def _is_generation_name(name: str) -> bool:
+    return len(name) == 10 and name.startswith("gen-") and name[4:].isdigit()
+
+
+def _is_our_build(path: Path) -> bool:
+    """A generation folder left half-built by a killed ingest (named and marked by ``write_generation``)."""
+    name, _, pid = path.name.partition(".tmp-")
+    if not (_is_generation_name(name) and pid.isdigit() and path.is_dir() and not path.is_symlink()):
+        return False
+    return (path / BUILDING_MARK).exists() or not any(path.iterdir())
+
+
+def _remove_unread(generation: Path) -> bool:
+    """Delete a generation no reader holds; False (kept for a later ingest) while one does."""
+    try:
+        fd = os.open(generation / READER_LOCK, os.O_RDONLY)
+    except FileNotFoundError:
+        fd = None
+    except OSError:
+        return False
+    try:
+        if fd is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+        shutil.rmtree(generation, ignore_errors=True)
+        return not generation.exists()
+    finally:
+        _release(fd)
+
+
 def _next_generation_number(folder: Path) -> int:
     numbers = [
         int(p.name.split("-")[1].split(".")[0]) for p in folder.glob("gen-*") if p.name[4:10].isdigit()
@@ -379,13 +552,17 @@ def _next_generation_number(folder: Path) -> int:
 
 
 def _remove_stale(folder: Path) -> None:
-    """Drop half-written generations left by a killed process (safe: we hold the write lock)."""
-    current = None
-    if (folder / POINTER).exists():
-        try:
-            current = json.loads((folder / POINTER).read_text(encoding="utf-8")).get("current")
-        except ValueError:
-            current = None
-    for path in folder.glob("gen-*"):
-        if ".tmp-" in path.name or (current and path.name != current and path.is_dir()):
+    """Drop what a killed ingest left and old generations no reader holds (safe: we hold the write lock).
+
+    Only half-built generations marked by ``write_generation`` and generations the pointer names are
+    touched; any other folder, even one called ``gen-...``, is the user's and stays.
+    """
+    for path in folder.glob("gen-*.tmp-*"):
+        if _is_our_build(path):
             shutil.rmtree(path, ignore_errors=True)
+    owned = _owned_generations(folder)
+    if len(owned) > 1:
+        *old, current = owned
+        kept = [name for name in old if not _remove_unread(folder / name)]
+        if kept != old:
+            _write_pointer(folder, current, [*kept, current])

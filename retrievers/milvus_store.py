@@ -315,7 +315,12 @@ class MilvusStore:
             output_fields=[],
         )[0]
         keys = np.array([hit["pk"] for hit in hits], dtype=object)
-        return keys, np.array([abs(float(hit["distance"])) for hit in hits], dtype=np.float32)
+        # Milvus reports BM25 as a negative distance; an inner product keeps its sign (a negative cosine
+        # must stay below a positive one when fusion scales the scores).
+        scores = [float(hit["distance"]) for hit in hits]
+        if field == "sparse":
+            scores = [abs(s) for s in scores]
+        return keys, np.array(scores, dtype=np.float32)
 
     def chunks_at(self, keys: Iterable[str]) -> dict[str, Chunk]:
         """The chunks with these keys (one request); fetch only what will be returned."""
@@ -324,6 +329,9 @@ class MilvusStore:
             return {}
         rows = self.client.get(self.target.collection, ids=wanted, output_fields=["pk", *CHUNK_FIELDS])
         return {row["pk"]: _chunk(row) for row in rows}
+
+    def chunks_by_id(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
+        return {chunk.id: chunk for chunk in self.chunks_at(key(i) for i in chunk_ids).values()}
 
     def resolve(self, keys: Iterable[str], scores: Iterable[float]) -> list[tuple[Chunk, float]]:
         """(chunk, score) pairs in the given order."""

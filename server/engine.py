@@ -24,7 +24,14 @@ from langgraph.errors import GraphRecursionError
 
 from config import Settings
 from core.chunks import Filters
-from graph.run import AskResult, build_input, question_budget_for, result_from_state, run_config
+from graph.run import (
+    AskResult,
+    build_input,
+    question_budget_for,
+    result_from_state,
+    run_config,
+    turn_durability,
+)
 from retrievers.index import empty_index_message, require_chunks
 
 log = logging.getLogger(__name__)
@@ -155,8 +162,22 @@ class Engine:
             loop.call_soon_threadsafe(queue.put_nowait, event)
 
         def work() -> None:
+            from memory.thread_lock import thread_lock
+
+            # The asyncio lock orders this process's turns; this one also orders other replicas' turns.
+            lock = (
+                thread_lock(
+                    thread_id,
+                    sqlite_path=self.settings.checkpoint_db,
+                    postgres_url=self.settings.postgres_url,
+                )
+                if thread_id
+                else contextlib.nullcontext()
+            )
             try:
-                emit(Event("result", self._run(payload, question, mode, thread_id, emit, cancelled, tokens)))
+                with lock:
+                    result = self._run(payload, question, mode, thread_id, emit, cancelled, tokens)
+                emit(Event("result", result))
             except Exception as exc:  # reported to the client as a JSON error, logged with its traceback
                 log.exception("question failed")
                 emit(Event("error", exc))
@@ -201,6 +222,7 @@ class Engine:
                     config=config,
                     context=self.context,
                     stream_mode=["updates", "messages", "values"],
+                    durability=turn_durability(app),
                 ):
                     if cancelled.is_set():
                         log.info("run cancelled by the client")

@@ -39,6 +39,7 @@ class AskResponse(BaseModel):
     trace: list[dict[str, Any]]
     latency_ms: float
     model_calls: int
+    warnings: list[str] = Field(default_factory=list, description="e.g. the LLM endpoint was unreachable")
 
 
 # --- OpenAI-compatible ---------------------------------------------------------------------------------

@@ -73,9 +73,26 @@ def test_the_agentic_rag_command_is_declared_and_runs():
     assert "serve" in out.stdout and "config" in out.stdout
 
 
+def test_the_installed_command_runs(tmp_path):
+    """After the README's set-up (an editable install) the command sits beside the venv's python."""
+    from importlib.metadata import entry_points
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]["agentic-rag"]
+    [installed] = [e for e in entry_points(group="console_scripts") if e.name == "agentic-rag"]
+    assert installed.value == declared
+    command = Path(sys.executable).parent / "agentic-rag"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTIC_RAG_")}
+    env.update(PYTHONPATH=str(ROOT), AGENTIC_RAG_TOP_K="7")
+    out = subprocess.run(
+        [str(command), "config", "--json"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["top_k"]["value"] == "7"
+
+
 def test_setup_installs_the_project_with_its_scripts():
     setup = (ROOT / "scripts" / "setup.sh").read_text()
-    assert 'pip install -e ".[dev]"' in setup
+    assert re.search(r'pip install -e "\.\[dev[],]', setup)  # the project, editable, with its scripts
 
 
 # --- logging flags -----------------------------------------------------------------------------------------
@@ -185,6 +202,13 @@ def all_actions(parser, path="main"):
                 yield from all_actions(sub, f"{path} {name}")
         elif not isinstance(action, argparse._HelpAction):
             yield path, action
+
+
+def test_ingest_help_lists_every_format():
+    out = cli("ingest", "--help")
+    for suffix in (".md", ".pdf", ".html", ".jsonl", ".rst", ".docx", ".csv", ".tsv", ".ipynb", ".py"):
+        assert suffix in out.stdout
+    assert "--include" in out.stdout and "--exclude" in out.stdout
 
 
 def test_every_option_and_argument_has_help_text():

@@ -93,7 +93,15 @@ def test_a_fresh_thread_with_nothing_to_refer_to_asks_which_thing_is_meant(quest
 
 
 @pytest.mark.parametrize(
-    "question", ["倒数排名融合是什么？", "What is reciprocal rank fusion?", "那个让检索变慢的东西叫什么？"]
+    "question",
+    [
+        "倒数排名融合是什么？",
+        "What is reciprocal rank fusion?",
+        "那个让检索变慢的东西叫什么？",
+        "答案说证据不足该怎么办？",  # 该 as "should"
+        "荷屬蓋亞那是哪一國給蘇利南這地區的名稱？",  # the question names what 這 points at
+        "Anthrax spores are very difficult to dispose once they are dispersed.",
+    ],
 )
 def test_a_self_contained_question_needs_no_clarification(question):
     assert not needs_clarification(question, [])

@@ -247,3 +247,31 @@ def test_an_index_built_with_another_tokenizer_version_says_how_to_rebuild(docs,
     manifest_path.write_text(json.dumps(manifest))
     with pytest.raises(IndexVersionError, match=r"tokenizer version 1.*--rebuild"):
         open_index(settings.index_dir)
+
+
+def test_prewarm_summary_counts_the_warm_up_in_its_own_row_and_in_the_total(docs, tmp_path):
+    """The summary used to show the ingest time only, while the e5 warm-up ran after it."""
+    index_dir = tmp_path / "warm-index"
+    out = subprocess.run(
+        [
+            sys.executable,
+            "main.py",
+            "ingest",
+            str(docs),
+            "--index",
+            str(index_dir),
+            "--prewarm-reranker",
+            "--json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    report = json.loads(out.stdout)
+    assert report["reranker_windows_embedded"] >= report["chunks_total"] == 3
+    assert report["reranker_warm_up_seconds"] > 0
+    assert report["total_seconds"] == pytest.approx(
+        report["seconds"] + report["reranker_warm_up_seconds"], abs=0.02
+    )

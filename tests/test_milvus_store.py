@@ -317,15 +317,24 @@ def test_several_processes_ingest_and_search_one_milvus_server(milvus_server_uri
     ingest = _cli(["ingest", str(GUIDE / "en"), str(GUIDE / "zh"), "--json"], env)
     out, err = ingest.communicate(timeout=300)
     assert ingest.returncode == 0, err
-    assert len(json.loads(out)["added"]) == 10
+    ingested = json.loads(out)
+    assert len(ingested["added"]) == 10
     queries = ["hybrid search RRF", "混合检索", "rebuild the index", "嵌入模型"]
     running = [_cli(["search", q, "--json", "--k", "5", "--filter", "language=zh"], env) for q in queries]
-    results = []
+    running += [
+        _cli(["ask", "混合检索是怎么合并结果的？", "--json", "--brain", "offline"], env),
+        _cli(["index", "stats", "--json"], env),
+    ]
+    outputs = []
     for process in running:
         out, err = process.communicate(timeout=300)
         assert process.returncode == 0, err
-        results.append(json.loads(out)["results"])
+        outputs.append(json.loads(out))
+    results = [o["results"] for o in outputs[:4]]
     assert all(results) and all(hit["language"] == "zh" for hits in results for hit in hits)
+    answer, stats = outputs[4], outputs[5]
+    assert answer["answer"] and answer["citations"]
+    assert stats["chunks"] == ingested["chunks_total"] and stats["collection"] == current.milvus_collection
     assert not (tmp_path / "unused").exists()  # nothing written locally: the state is in the server
 
 

@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from core.chunks import Chunk, ScoredChunk
-from core.schemas import ChunkJudgement, Passage, QueryAnalysis, RetrievalEvaluation
+from core.schemas import ChunkJudgement, Citation, Passage, QueryAnalysis, RetrievalEvaluation
 from core.trace import Decision
 from nodes.analyze_query import analyze_query
 from nodes.compress import compress
@@ -143,6 +143,31 @@ def test_merge_hops_takes_the_second_hop_only_when_the_evidence_calls_for_it(run
     event = update["trace"][0]
     assert (event.counts["bridge_hops"] > 0) == bridges
     assert ("point to" in event.detail) == bridges
+    found_by = {h.id: h.ranks for h in update["retrieved"]}
+    assert ("hop2" in found_by["hop-2"]) == bridges
+    assert update["hop_hits"] == ["__reset__"]
+
+
+NESTED = QueryAnalysis(
+    sub_queries=["celebrations the Quillon Bridge was opened during", "founder of <celebrations>"]
+)
+
+
+@pytest.mark.parametrize(
+    ("mode", "analysis", "bridges"),
+    [("agentic", NESTED, True), ("agentic", QueryAnalysis(), False), ("self_query", NESTED, False)],
+    ids=["agentic-nested", "agentic-single-hop", "self-query"],
+)
+def test_merge_hops_takes_the_second_hop_only_when_policy_and_question_call_for_it(
+    runtime, mode, analysis, bridges
+):
+    rt = runtime()
+    [found] = search_sub_query(SubQuery(sub_query=TWO_HOP_QUESTION), rt)["hop_hits"]
+    state = {"question": TWO_HOP_QUESTION, "mode": mode, "analysis": analysis, "hop_hits": [found]}
+    update = merge_hops(state, rt)
+    event = update["trace"][0]
+    assert (event.counts["bridge_hops"] > 0) == bridges
+    assert ("nested relation" in event.detail) == bridges
     found_by = {h.id: h.ranks for h in update["retrieved"]}
     assert ("hop2" in found_by["hop-2"]) == bridges
     assert update["hop_hits"] == ["__reset__"]
@@ -321,3 +346,138 @@ def test_citations_are_numbered_by_first_use():
     assert [(p.number, p.chunk_id) for p in renumbered] == [(1, "c3"), (2, "c1"), (3, "c2")]
     same, unchanged = renumber_by_first_use("A [1]. B [2].", passages)
     assert same == "A [1]. B [2]." and unchanged == passages
+
+
+def cite(number: int, chunk_id: str = "h") -> Citation:
+    return Citation(number=number, chunk_id=chunk_id, source="docs/hnsw.md")
+
+
+@pytest.mark.parametrize(
+    ("text", "answer", "kept"),
+    [
+        (
+            PASSAGE_EN,
+            "HNSW is a graph-based approximate nearest neighbour index [1]. The moon is cheese [1]. "
+            "Its memory use is high [2].",
+            "HNSW is a graph-based approximate nearest neighbour index [1]. Its memory use is high [2].",
+        ),
+        (
+            PASSAGE_ZH,
+            "HNSW 是一种基于图的近似最近邻索引 [1]。月球表面覆盖着奶酪和巧克力 [1]。它的内存占用较高 [2]。",
+            "HNSW 是一种基于图的近似最近邻索引 [1]。 它的内存占用较高 [2]。",
+        ),
+    ],
+)
+def test_verify_keeps_the_supported_sentences_and_their_citations(runtime, text, answer, kept):
+    passages = [
+        Passage(number=1, chunk_id="h", source="docs/hnsw.md", text=text),
+        Passage(number=2, chunk_id="m", source="docs/memory.md", text=text),
+    ]
+    state = {
+        "question": "HNSW?",
+        "answer": answer,
+        "passages": passages,
+        "citations": [cite(1), cite(2, "m")],
+    }
+    update = verify(state, runtime(remove_unsupported=True))
+    assert update["answer"] == kept
+    assert [c.chunk_id for c in update["citations"]] == ["h", "m"]
+    assert update["messages"][0].content == kept
+    assert update["messages"][0].additional_kwargs["citations"] == [
+        c.model_dump() for c in update["citations"]
+    ]
+    assert [s.supported for s in update["support"]] == [True, False, True]
+    assert update["trace"][0].counts == {"sentences": 3, "supported": 2, "unsupported": 1}
+
+
+def test_verify_leaves_a_supported_answer_and_its_citations_alone(runtime):
+    passages = [Passage(number=1, chunk_id="h", source="docs/hnsw.md", text=PASSAGE_EN)]
+    answer = "HNSW is a graph-based approximate nearest neighbour index [1]."
+    state = {"question": "HNSW?", "answer": answer, "passages": passages, "citations": [cite(1)]}
+    update = verify(state, runtime(remove_unsupported=True))
+    assert "answer" not in update and update["trace"][0].decision is Decision.VERIFIED
+    assert update["trace"][0].counts["unsupported"] == 0
+    assert update["messages"][0].additional_kwargs["citations"] == [cite(1).model_dump()]
+
+
+@pytest.mark.parametrize(
+    ("state", "why"),
+    [
+        (
+            {
+                "answer": "HNSW is a graph-based approximate nearest neighbour index [1]. The moon is cheese [1].",
+                "insufficient": True,
+            },
+            "an insufficient answer is left as said",
+        ),
+        ({"answer": "The moon is cheese [1]."}, "nothing would be left: the answer stays, flagged"),
+    ],
+)
+def test_verify_never_empties_an_answer(runtime, state, why):
+    passages = [Passage(number=1, chunk_id="h", source="docs/hnsw.md", text=PASSAGE_EN)]
+    update = verify(
+        {"question": "HNSW?", "passages": passages, "citations": [], **state},
+        runtime(remove_unsupported=True),
+    )
+    assert update["messages"][0].content == state["answer"], why
+    assert update["trace"][0].counts["unsupported"] == 1
+
+
+def test_verify_without_passages_checks_nothing_and_an_error_becomes_the_reply(runtime):
+    update = verify({"question": "q", "answer": "Something [1].", "passages": []}, runtime())
+    assert update["support"] == [] and update["trace"][0].counts["sentences"] == 0
+    failed = verify({"question": "", "error": "The question is empty. / 问题为空。"}, runtime())
+    assert failed == {
+        "messages": [
+            AIMessage(content="The question is empty. / 问题为空。", additional_kwargs={"citations": []})
+        ]
+    }
+
+
+@pytest.mark.parametrize(
+    ("question", "text"),
+    [
+        ("HNSW 的内存占用为什么高？", "HNSW 的内存占用较高，因为每个节点保存多层邻居。"),
+        (
+            "Why is the memory use of HNSW high?",
+            "The memory use of HNSW is high because every node keeps neighbours.",
+        ),
+    ],
+)
+def test_evaluate_with_the_offline_judge_finds_covering_evidence_sufficient(runtime, question, text):
+    state = {
+        "question": question,
+        "mode": "agentic",
+        "reranked": [hit("covers", text), hit("other", "Paris has mild weather in spring.")],
+        "queries_tried": [question],
+    }
+    update = evaluate(state, runtime())
+    event = update["trace"][0]
+    assert event.node == "evaluate" and event.decision is Decision.SUFFICIENT
+    assert update["stop_reason"] == "sufficient"
+    assert update["relevant_ids"] == ["covers"] and update["new_relevant"] == 1
+
+
+def test_evaluate_adds_newly_relevant_chunks_to_those_found_before_within_top_k(runtime):
+    reranked = [hit(f"c{i}", f"E-4711 passage {i}") for i in range(5)]
+    state = {"question": "E-4711?", "mode": "agentic", "reranked": reranked, "relevant_ids": ["old", "c0"]}
+    update = evaluate(state, judged(hungry)(runtime, top_k=3))
+    assert update["relevant_ids"] == ["old", "c0", "c1", "c2"]  # c3, c4 are past top_k
+    assert update["new_relevant"] == 2
+
+
+def test_evaluate_first_attempt_counts_from_zero(runtime):
+    state = {"question": "E-4711?", "mode": "agentic", "reranked": [hit("a", "E-4711")]}
+    assert evaluate(state, judged(hungry)(runtime, max_retries=1))["stop_reason"] == ""
+
+
+def test_rerank_moves_passages_found_by_both_hops_freely(runtime):
+    """Only passages the second hop alone found are pinned; one both hops found is reranked like any."""
+    question = "Who founded the Harbor Lights Festival?"
+    fused = [
+        hit("a", "Bridges were opened with parades.", ranks={"hop1": 1}),
+        hit("b", "River ferries carried passengers.", ranks={"hop1": 2}),
+        hit("both", "Marta Kowalczyk founded the Harbor Lights Festival.", ranks={"hop1": 3, "hop2": 1}),
+    ]
+    update = rerank({"question": question, "retrieved": fused}, reranking(runtime))
+    assert update["reranked"][0].id == "both"

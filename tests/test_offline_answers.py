@@ -105,6 +105,24 @@ def test_a_sentence_the_evidence_does_not_support_is_flagged(brain, answer, verd
 @pytest.mark.parametrize(
     ("answer", "evidence"),
     [
+        ("每个片段的得分是 1/(k+排名) 之和，k 取 80[1]。", RRF_ZH),
+        (
+            "Each chunk receives the sum of 1 / (k + rank) over the lists it appears in, with k = 80 [1].",
+            RRF_EN,
+        ),
+    ],
+)
+def test_a_copied_sentence_with_a_changed_number_is_unsupported(brain, answer, evidence):
+    """Every word but the number is in the passage: only the stated specific gives it away."""
+    [verdict] = brain.verify(answer, [passage(1, evidence)])
+    assert verdict.score >= 0.6 and not verdict.supported
+    [faithful] = brain.verify(answer.replace("80", "60"), [passage(1, evidence)])
+    assert faithful.supported
+
+
+@pytest.mark.parametrize(
+    ("answer", "evidence"),
+    [
         ("混合检索用倒数排名融合合并两份排名，k 取 60[1]。", RRF_EN),
         ("Hybrid search merges the two rankings with reciprocal rank fusion [1].", RRF_ZH),
     ],
@@ -194,3 +212,14 @@ def test_at_most_three_sentences(brain):
     many = " ".join(f"Hybrid search fact number {i} is about merging rankings with fusion." for i in range(8))
     draft = brain.write("How does hybrid search merge rankings?", [passage(1, many)])
     assert 1 <= draft.answer.count("[1]") <= 3
+
+
+def test_meaning_cache_smaller_than_one_call(embedder):
+    """More texts than the cache holds, some cached before: every vector still comes back, in order."""
+    from providers.offline_brain.meaning import Meaning
+
+    meaning = Meaning(embedder, cache_size=3)
+    texts = ["混合检索", "hybrid search", "倒数排名融合", "reciprocal rank fusion", "熊猫", "panda"]
+    meaning.similarity("RRF", texts[:2])
+    sims = meaning.similarity("RRF", texts)
+    assert len(sims) == 6 and sims[:2] == pytest.approx(meaning.similarity("RRF", texts[:2]), abs=1e-4)

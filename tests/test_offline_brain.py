@@ -190,7 +190,9 @@ class TestAnswer:
     def test_zh_answer_cites_the_passage_that_holds_the_sentence(self, brain: Brain) -> None:
         draft = brain.write("HNSW 的内存占用为什么高？", passages())
         assert not draft.insufficient
-        assert draft.answer == "它的内存占用较高，因为每个节点保存多层邻居[1]。"  # no boilerplate lead
+        assert draft.answer.startswith(
+            "它的内存占用较高，因为每个节点保存多层邻居[1]。"
+        )  # no boilerplate lead
 
     def test_insufficient_evidence_says_so_and_names_the_gap(self, brain: Brain) -> None:
         en = brain.write("Who invented the HNSW algorithm and in which year?", passages())

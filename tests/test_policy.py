@@ -137,3 +137,34 @@ def test_second_hop_passages_get_slots_near_the_top():
     second = {"bridge entity": [scored("bridge-only"), scored("first-3")]}
     fused = [h.id for h in fuse_hops(first, second, rrf_k=60)]
     assert fused.index("bridge-only") < 7
+
+
+@pytest.mark.parametrize(
+    ("analysis", "strategy"),
+    [
+        (None, "hybrid"),
+        (QueryAnalysis(), "hybrid"),
+        (QueryAnalysis(sub_queries=["BM25 是什么", "HNSW 是什么"]), "multi_hop"),
+        (QueryAnalysis(sub_queries=["What is BM25?"], recommended_strategy="vector"), "multi_hop"),
+    ],
+)
+def test_self_query_searches_the_parts_it_found_else_once(analysis, strategy):
+    assert initial_strategy(policy_for("self_query"), analysis) == strategy
+
+
+def test_the_evaluator_saying_answer_ends_the_loop_even_when_not_sufficient():
+    evaluation = RetrievalEvaluation(is_sufficient=False, suggested_action="answer")
+    assert (
+        stop_reason(policy=AGENTIC, evaluation=evaluation, attempt=0, new_relevant=0, max_retries=2)
+        == "sufficient"
+    )
+
+
+@pytest.mark.parametrize("current", ["vector", "keyword"])
+def test_a_failed_single_retriever_search_is_retried_as_hybrid(current):
+    assert strategy_after(RetrievalEvaluation(suggested_action="rewrite"), current) == "hybrid"
+
+
+@pytest.mark.parametrize("text", ["price < 5 dollars", "a > b", "spouse of director"])
+def test_only_bracketed_phrases_are_bridge_templates(text):
+    assert second_hop_reason(AGENTIC, QueryAnalysis(sub_queries=[text, "x"]), None) == ""

@@ -46,6 +46,12 @@ def test_replicas_answering_at_once_on_their_own_threads_lose_and_mix_nothing(re
     assert replicas.thread_problems(postgres_url, results) == []
 
 
+def test_replicas_answering_at_once_on_the_same_thread_take_turns(replica_env, postgres_url):
+    results, _ = replicas.run_replicas(2, 3, replica_env, "same", shared=True)
+    assert [e for r in results for e in r["errors"]] == []
+    assert replicas.thread_problems(postgres_url, results) == []
+
+
 def test_a_thread_continues_on_another_replica_with_its_whole_history(replica_env, postgres_url):
     first, _ = replicas.run_replicas(1, 2, replica_env, "handoff")
     second, _ = replicas.run_replicas(1, 2, replica_env, "handoff")  # a new process, the same thread

@@ -273,3 +273,113 @@ class TestFactory:
             make_reranker(f"cross-encoder:{tmp_path / 'missing'}")
         with pytest.raises(ValueError, match="local model folder"):
             make_reranker("cross-encoder:")
+
+
+# --- the e5 reranker scores one short window per candidate -----------------------------------------
+from providers.passage_windows import best_window, estimate_tokens, passage_windows  # noqa: E402
+
+LONG_EN = " ".join(
+    [f"The gateway release {i} changed logging defaults and startup order." for i in range(12)]
+    + ["Cats are carnivores: they mostly eat meat and fish, or commercial cat food."]
+)
+LONG_ZH = "".join(
+    [f"第{i}版网关调整了日志默认值和启动顺序。" for i in range(12)]
+    + ["猫是肉食动物，主要吃肉和鱼，也可以喂猫粮。"]
+)
+
+
+@pytest.mark.parametrize("text", [LONG_EN, LONG_ZH], ids=["en", "zh"])
+def test_windows_are_whole_sentences_under_the_budget_and_cover_the_text(text: str) -> None:
+    windows = passage_windows(text, "Notes 笔记", budget=40)
+    assert len(windows) > 2
+    assert all(w.startswith("Notes 笔记\n") and estimate_tokens(w) <= 40 + 2 for w in windows)
+    body = "".join(w.split("\n", 1)[1] for w in windows).replace(" ", "")
+    assert body == text.replace(" ", "")
+    assert passage_windows("短文本。", "") == ["短文本。"]
+
+
+def test_best_window_holds_most_query_terms_and_the_first_wins_ties() -> None:
+    terms = [{"gateway", "logging"}, {"cat", "food", "eat"}, {"cat"}]
+    assert best_window(["cat", "food"], terms) == 1
+    assert best_window(["dog"], terms) == 0
+
+
+class CountingE5:
+    """The real e5 embedder, counting the native batches it is asked for."""
+
+    def __init__(self) -> None:
+        self.inner = make_embedder("e5-small")
+        self.name, self.dim, self.batches = self.inner.name, self.inner.dim, []
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        self.batches.append(len(texts))
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.inner.embed_query(text)
+
+
+@pytest.mark.parametrize(("query", "text"), [(EN_QUERY, LONG_EN), (ZH_QUERY, LONG_ZH)], ids=["en", "zh"])
+def test_e5_embeds_only_the_window_with_the_query_terms(query: str, text: str) -> None:
+    counting = CountingE5()
+    reranker = EmbeddingReranker(counting, window_tokens=40, blend=0.0)
+    chunks = candidates([EN_TEXTS[0] if "cat" in text.lower() else ZH_TEXTS[0], text])
+    out = reranker.rerank(query, chunks)
+    assert out[0].id == "c1"
+    embedded = reranker.scored_text(query, chunks[1].chunk)
+    assert ("cat food" in embedded or "猫粮" in embedded) and len(embedded) < len(text) / 3
+    assert counting.batches == [2]  # one window per candidate, not the whole passage
+
+
+def test_windows_are_embedded_in_small_batches_with_progress_and_an_interrupt_keeps_what_is_done(
+    tmp_path: Path,
+) -> None:
+    counting = CountingE5()
+    cache = EmbeddingCache(tmp_path / CACHE_FILE)
+    reranker = EmbeddingReranker(counting, cache, window_tokens=40, batch_size=2)
+    texts = [*EN_TEXTS, *ZH_TEXTS, "Dogs like bones.", "狗喜欢啃骨头。"]
+    seen: list[tuple[int, int]] = []
+    reranker.progress = lambda done, total: seen.append((done, total))
+    reranker.rerank(EN_QUERY, candidates(texts))
+    assert counting.batches == [2, 2, 2, 2] and seen == [(0, 8), (2, 8), (4, 8), (6, 8), (8, 8)]
+
+    def interrupt(done: int, total: int) -> None:  # what Ctrl-C does between two native calls
+        if done:
+            raise KeyboardInterrupt
+
+    fresh = EmbeddingReranker(CountingE5(), cache, window_tokens=40, batch_size=2)
+    fresh.progress = interrupt
+    more = [f"Passage number {i} about something else." for i in range(6)]
+    with pytest.raises(KeyboardInterrupt):
+        fresh.rerank(EN_QUERY, candidates(more))
+    assert fresh.embedder.inner.batches == [2]  # stopped after one batch ...
+    assert cache.count() == 8 + 2  # ... and kept it: the next question resumes from there
+
+
+def test_warming_embeds_every_window_so_any_question_runs_warm(tmp_path: Path) -> None:
+    reranker = EmbeddingReranker(CountingE5(), EmbeddingCache(tmp_path / CACHE_FILE), window_tokens=40)
+    chunk = candidates([LONG_EN])[0].chunk
+    assert reranker.warm([chunk]) == len(reranker.windows(chunk)) > 2
+    reranker.rerank(EN_QUERY, candidates([LONG_EN]))
+    reranker.rerank("gateway logging defaults", candidates([LONG_EN]))
+    assert reranker.embedder.misses == len(reranker.windows(chunk))
+
+
+def test_the_cli_shows_rerank_progress_on_a_terminal_only() -> None:
+    import io
+
+    from cli.common import show_rerank_progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    reranker = EmbeddingReranker(CountingE5(), window_tokens=40, batch_size=2)
+    terminal = Terminal()
+    show_rerank_progress(reranker, terminal)
+    reranker.rerank(EN_QUERY, candidates(EN_TEXTS))
+    assert "embedding passage windows 2/3" in terminal.getvalue()
+    assert terminal.getvalue().endswith("\r\033[2K")  # the line is cleared when done
+    quiet = EmbeddingReranker(CountingE5())
+    show_rerank_progress(quiet, io.StringIO())
+    assert quiet.progress is None

@@ -191,3 +191,92 @@ def test_multi_hop_links_titles_mentioned_in_first_hop_passages():
 
 def test_traditional_chinese_is_segmented_like_simplified():
     assert set(tokenize("馬祖地區的觀光")) & set(tokenize("马祖地区的观光")) >= {"马祖", "地区", "观光"}
+
+
+# --- fusion that cannot fall far below its best part ------------------------------------------------
+from retrievers.fusion import Ranking, convex, fuse, minmax_unit, rrf  # noqa: E402
+
+# Queries on the test corpus where one side is useless: identifiers (dense search cannot read codes)
+# and paraphrases that share no word with their passage (BM25 finds nothing).
+ONE_SIDED = [
+    ("E-4711", "err-4711"),
+    ("错误码 E-4712", "err-4712"),
+    ("a feline resting on a rug", "cat"),
+    ("gpt-4o", "mix"),
+]
+
+
+def _reciprocal_rank(hits: list[ScoredChunk], gold: str) -> float:
+    found = ids(hits)
+    return 1.0 / (found.index(gold) + 1) if gold in found else 0.0
+
+
+@pytest.mark.parametrize("method", ["convex", "rrf"])
+def test_hybrid_is_never_far_below_its_best_part_when_one_side_is_useless(retrievers, method):
+    retrievers.hybrid.fusion = method
+    for query, gold in ONE_SIDED:
+        best_part = max(
+            _reciprocal_rank(retrievers.vector.search(query, 10), gold),
+            _reciprocal_rank(retrievers.keyword.search(query, 10), gold),
+        )
+        fused = _reciprocal_rank(retrievers.hybrid.search(query, 10), gold)
+        assert best_part > 0, (query, "the test needs one side that finds the passage")
+        # the default (convex) keeps the gold passage where its best part put it, or higher
+        slack = 0.0 if method == "convex" else 0.5
+        assert fused >= best_part - slack, (method, query, ids(retrievers.hybrid.search(query, 10)))
+
+
+def test_hybrid_fetches_only_the_final_k_chunks_and_records_both_sides(retrievers):
+    hits = retrievers.hybrid.search("混合检索 RRF 融合", 2)
+    assert len(hits) == 2 and "rrf-zh" in ids(hits)
+    found = next(h for h in hits if h.id == "rrf-zh")
+    assert {"vector", "keyword"} <= set(found.ranks) and "convex" in found.scores
+
+
+@pytest.mark.parametrize("method", ["convex", "rrf"])
+def test_fusion_weights_keep_their_meaning_on_a_real_index(retrievers, method):
+    """Weight 0 drops a side entirely; the other side's order comes through unchanged."""
+    hybrid = retrievers.hybrid
+    hybrid.fusion = method
+    for query in ["BM25 关键词检索", "vector index HNSW"]:
+        hybrid.weights = {"vector": 0.0, "keyword": 1.0}
+        keyword_only = [h for h in hybrid.search(query, 5) if "keyword" in h.ranks]
+        assert ids(keyword_only) == ids(retrievers.keyword.search(query, 5))[: len(keyword_only)]
+        hybrid.weights = {"vector": 1.0, "keyword": 0.0}
+        vector_only = [h for h in hybrid.search(query, 5) if "vector" in h.ranks]
+        assert ids(vector_only) == ids(retrievers.vector.search(query, 5))[: len(vector_only)]
+
+
+def test_convex_fusion_is_a_weighted_mean_of_min_max_scaled_scores():
+    rankings = {
+        "vector": Ranking([1, 2, 3], [0.9, 0.5, 0.1]),
+        "keyword": Ranking([3, 4], [12.0, 2.0]),
+    }
+    fused = {f.key: f for f in convex(rankings, weights={"vector": 1.0, "keyword": 3.0})}
+    assert fused[1].score == pytest.approx(0.25 * 1.0)
+    assert fused[3].score == pytest.approx(0.25 * 0.0 + 0.75 * 1.0)
+    assert fused[4].score == pytest.approx(0.0)
+    assert fused[3].ranks == {"vector": 3, "keyword": 1} and fused[3].scores["keyword"] == 12.0
+    # a bigger weight moves the order toward that side, as in RRF
+    assert convex(rankings, weights={"vector": 3.0, "keyword": 1.0})[0].key == 1
+    assert convex(rankings, weights={"vector": 1.0, "keyword": 3.0})[0].key == 3
+
+
+def test_min_max_scaling_edge_cases():
+    assert minmax_unit([]).size == 0
+    assert minmax_unit([4.0]).tolist() == [1.0]  # one hit: the retriever still vouches for it
+    assert minmax_unit([2.0, 1.0], floor=0.0).tolist() == [1.0, 0.5]
+
+
+def test_position_rrf_matches_the_chunk_rrf_and_unknown_fusion_is_refused():
+    rankings = {"vector": Ranking([5, 6], [0.9, 0.8]), "keyword": Ranking([6, 7], [3.0, 1.0])}
+    fused = rrf(rankings, k=60, weights={"vector": 0.5, "keyword": 1.0})
+    assert [f.key for f in fused] == [6, 7, 5]
+    assert fused[0].score == pytest.approx(0.5 / 62 + 1 / 61)
+    with pytest.raises(ValueError, match="unknown fusion 'max'"):
+        fuse("max", rankings)
+
+
+def test_chunks_are_found_by_their_own_id_in_either_store(retrievers):
+    found = retrievers.index.chunks_by_id(["err-4711", "no-such-id"])
+    assert list(found) == ["err-4711"] and "E-4711" in found["err-4711"].text

@@ -397,3 +397,24 @@ def test_llm_answer_tokens_stream_live(llm_server):
     )
     pieces = [c.choices[0].delta.content for c in stream if c.choices and c.choices[0].delta.content]
     assert len(pieces) > 3 and "Sources:" in "".join(pieces)
+
+
+def test_an_unreachable_model_is_reported_and_the_offline_brain_answers(index_dir, tmp_path):
+    srv = Server(
+        index_dir,
+        tmp_path,
+        AGENTIC_RAG_BRAIN="llm",
+        OPENAI_BASE_URL=f"http://127.0.0.1:{free_port()}/v1",  # nothing listens there
+        OPENAI_API_KEY="sk-test-dummy",
+    )
+    try:
+        reply = httpx.post(
+            srv.url + "/v1/ask",
+            json={"question": "HNSW 索引的性能问题怎么解决？", "mode": "hybrid"},
+            timeout=120,
+        )
+    finally:
+        srv.stop()
+    assert reply.status_code == 200
+    body = reply.json()
+    assert body["warnings"] and body["answer"] and body["citations"]

@@ -18,7 +18,7 @@ from providers.brain.judge import LLMJudge, OfflineJudge
 from providers.brain.rewrite import LLMRewriter, OfflineRewriter
 from providers.brain.roles import Brain
 from providers.brain.verify import LLMVerifier, OfflineVerifier
-from providers.brain.write import LLMWriter, OfflineWriter
+from providers.brain.write import AnswerCheck, LLMWriter, OfflineWriter
 from providers.offline_brain.meaning import Meaning, TextEmbedder
 
 if TYPE_CHECKING:
@@ -67,6 +67,8 @@ def llm_brain(
     backoff_s: float = 0.5,
     judge_tokens_per_chunk: int = 300,
     name: str | None = None,
+    answer_check: AnswerCheck | None = None,
+    max_answer_chars: int = 4000,
 ) -> Brain:
     """Every role asks ``model`` first and is answered by ``fallback``'s role when the model fails.
 
@@ -94,7 +96,7 @@ def llm_brain(
         rewrite=WithFallback("rewrite", LLMRewriter(chat), fallback.rewrite, log),
         contextualise=WithFallback("contextualize", LLMContextualiser(chat), fallback.contextualise, log),
         compress=WithFallback("compress", LLMCompressor(chat), fallback.compress, log),
-        write=WithFallback("answer", LLMWriter(chat), fallback.write, log),
+        write=WithFallback("answer", LLMWriter(chat, answer_check, max_answer_chars), fallback.write, log),
         verify=WithFallback("check_support", LLMVerifier(chat), fallback.verify, log),
         calls=log,
     )
@@ -106,6 +108,7 @@ def make_brain(settings: Settings, embedder: TextEmbedder | None = None, **optio
     offline = offline_brain(sufficiency_threshold=settings.sufficiency_threshold, embedder=embedder)
     if not settings.llm_configured:
         return offline
+    from providers.brain.answer_check import AnswerChecker
     from providers.llm import chat_model_from_settings
 
     return llm_brain(
@@ -114,5 +117,8 @@ def make_brain(settings: Settings, embedder: TextEmbedder | None = None, **optio
         structured_method=settings.llm_structured_method,
         parse_attempts=settings.llm_parse_attempts,
         max_retries=settings.llm_max_retries,
+        # The model's answer is checked by rules and the index's embedder, never by the model itself.
+        answer_check=AnswerChecker(embedder, offline.verify) if embedder is not None else None,
+        max_answer_chars=settings.max_answer_chars,
         **options,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 
 from langchain_core.messages import HumanMessage
 
@@ -35,11 +36,23 @@ class OfflineWriter:
         return extractive_answer(question, passages, threshold=self.threshold, meaning=self.meaning)
 
 
-class LLMWriter:
-    """Streams the answer so LangGraph's ``messages`` mode shows tokens as they arrive."""
+# Why an answer is rejected, or "" to accept it (question, answer, passages): providers.brain.answer_check.
+AnswerCheck = Callable[[str, str, list[Passage]], str]
+ANSWER_CUT_NOTE = " … [answer cut at {limit} characters: AGENTIC_RAG_MAX_ANSWER_CHARS]"
 
-    def __init__(self, chat: Chat) -> None:
+
+class LLMWriter:
+    """Streams the answer so LangGraph's ``messages`` mode shows tokens as they arrive.
+
+    ``check`` judges the model's answer independently of the model: a reason to reject it makes the
+    role give up, so the fallback (offline) writer answers and the reason goes into the trace. An
+    answer longer than ``max_chars`` is cut there and read no further.
+    """
+
+    def __init__(self, chat: Chat, check: AnswerCheck | None = None, max_chars: int = 4000) -> None:
         self.chat = chat
+        self.check = check
+        self.max_chars = max_chars
 
     def __call__(self, question: str, passages: list[Passage]) -> DraftAnswer:
         if not passages:
@@ -49,9 +62,12 @@ class LLMWriter:
         if results:
             note = prompts.TOOL_RESULTS_NOTE.format(results="\n".join(f"- {r.shown}" for r in results))
             asked = [*asked, HumanMessage(note)]
-        text = THINK_RE.sub("", "".join(self.chat.stream("answer", asked))).strip()
+        text = THINK_RE.sub("", read_capped(self.chat.stream("answer", asked), self.max_chars)).strip()
         if not text:
             raise ModelGaveUp("empty answer")
+        reason = self.check(question, text, passages) if self.check else ""
+        if reason:
+            raise ModelGaveUp(f"answer rejected: {reason}")
         draft = draft_from_text(text)
         draft.tool_calls = [r.model_dump() for r in results]
         return draft
@@ -67,6 +83,18 @@ class LLMWriter:
             except ToolError:
                 continue
         return results
+
+
+def read_capped(pieces: Iterable[str], limit: int) -> str:
+    """The streamed text, reading no further once it passes ``limit`` characters (then marked cut)."""
+    kept: list[str] = []
+    size = 0
+    for piece in pieces:
+        kept.append(piece)
+        size += len(piece)
+        if size > limit:
+            return "".join(kept)[:limit].rstrip() + ANSWER_CUT_NOTE.format(limit=limit)
+    return "".join(kept)
 
 
 def draft_from_text(text: str) -> DraftAnswer:

@@ -15,7 +15,7 @@ import re
 from core.text import contains_cjk
 from providers.offline_brain.analysis import extract_entities
 from providers.offline_brain.decompose import segment, topic_of, zh_list
-from providers.offline_brain.words import pos_tags
+from providers.offline_brain.words import content_words, pos_tags
 
 # ---- referring words ------------------------------------------------------------------------------
 
@@ -233,7 +233,10 @@ def _zh_referring(question: str) -> tuple[int, int, str] | None:
             return at, at + len(token), "person"
         if token in _ZH_THING:
             return at, at + len(token), "thing"
-        if token in _ZH_DEMONSTRATIVE and (token not in ("那", "这") or i + 1 < len(tokens)):
+        modal = token == "该" and "".join(tokens[i + 1 : i + 2]).startswith(
+            ("怎", "如何", "不", "是", "要", "会", "能", "有", "多")
+        )
+        if token in _ZH_DEMONSTRATIVE and not modal and (token not in ("那", "这") or i + 1 < len(tokens)):
             if token in ("这两个", "这几个"):
                 return at, at + len(token), "pair"
             # "那个让检索变慢的东西": a relative clause describes the thing, it does not refer back
@@ -335,10 +338,37 @@ def refers_back(question: str) -> bool:
     return _en_referring(q) is not None or bool(_EN_WHAT_ABOUT.match(q))
 
 
+def names_its_own_context(question: str) -> bool:
+    """A long question, or one naming a person, title or identifier, carries its own antecedent
+    ("Scott Buchholz ... he previously served as ...")."""
+    q = question.strip()
+    long = len(re.findall(r"[\u4e00-\u9fff]", q)) > 20 if contains_cjk(q) else len(q.split()) > 12
+    own = (
+        re.search(r"《[^》]+》|\"[^\"]+\"|“[^”]+”", q)
+        or _EN_NAME.search(q)
+        or re.search(r"\w*\d\w*|[A-Z]{2,}", q)
+    )
+    return bool(long or own or _said_before_the_reference(q))
+
+
+def _said_before_the_reference(question: str) -> bool:
+    """Two content words before the referring word name what it refers to ("Anthrax spores are
+    hard to dispose of once they ...", "蘇利南這地區"); "How do I fix that?" names nothing."""
+    if contains_cjk(question) and not _latin_led(question):
+        found = _zh_referring(question)
+        start = found[0] if found else 0
+    else:
+        match = _en_referring(question)
+        start = match.start() if match else 0
+    return len(content_words(question[:start])) >= 2
+
+
 def needs_clarification(question: str, history: list[tuple[str, str]]) -> bool:
-    """True when the question refers back but the conversation names nothing it could refer to."""
-    conversation = _Conversation(history)
-    return refers_back(question) and not conversation.thing()
+    """True when a short question refers back but neither it nor the conversation names anything it
+    could refer to (a fresh thread opened with "那个性能问题怎么解决的？")."""
+    if not refers_back(question) or names_its_own_context(question):
+        return False
+    return not _Conversation(history).thing()
 
 
 # ---- rewriting ------------------------------------------------------------------------------------

@@ -297,7 +297,7 @@ _WH_START = re.compile(
 
 
 def _split_last_item(text: str) -> tuple[str, str]:
-    """Split "Italy after World War II" into ("Italy", "after World War II")."""
+    """Split a trailing qualifier off the last item: "X in terms of Y" -> ("X", "in terms of Y")."""
     parts = _EN_BOUNDARY_PREP.split(text, maxsplit=1)
     if len(parts) == 2 and parts[0].strip():
         return parts[0].strip(), parts[1].strip()
@@ -658,16 +658,6 @@ _EN_LIFE_VERBS = (
 
 def _en_bridge(question: str) -> list[str]:
     q = _strip_end(question)
-    # "Who founded the company that makes the iPhone?": a relative clause names the entity
-    verb_rel = re.match(
-        r"^(?P<wh>who|what|which)\s+(?P<verb>(?!(?:is|are|was|were|does|do|did)\b)\w+(?:\s+\w+)?)\s+"
-        r"(?:the|a|an)\s+(?P<np>[\w-]+(?:\s+[\w-]+)?\s+(?:that|which|who|whose|where)\s+.+)$",
-        q,
-        re.IGNORECASE,
-    )
-    if verb_rel:
-        first = verb_rel.group("np")
-        return [first, f"{verb_rel.group('wh')} {verb_rel.group('verb')} <{first}>?"]
     wh = re.match(
         r"^(?P<wh>(?:what|which|who|whom|where|when|how many|how old|in which|in what)(?:\s+\w+)?)\s+"
         r"(?P<aux>is|are|was|were|did|does|do)\s+(?P<body>.+)$",
@@ -757,7 +747,6 @@ def _zh_bridge(question: str) -> list[str]:
     q = _strip_end(question)
     rel = "|".join(sorted(ZH_RELATIONAL, key=len, reverse=True))
     # chain: "<VP>的人的妻子…", "<X>的导演的妻子…"
-    q = re.sub(rf"^(《[^》]+》)(?=(?:{rel}))", r"\1的", q)  # "《三体》作者" reads as "《三体》的作者"
     chain = re.match(rf"^(?P<first>.+?的(?:{_ZH_DESCRIBED_HEAD}|{rel}))的(?P<r>{rel})(?P<rest>.*)$", q)
     if chain:
         first = chain.group("first")

@@ -51,15 +51,18 @@ class Meaning:
         return cached
 
     def _text_vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of ``texts`` in order; the cache may evict while a long list is added, so the
+        answer is assembled from what this call found or embedded, never re-read from the cache."""
         with self._lock:
-            missing = [t for t in dict.fromkeys(texts) if t not in self._texts]
+            found = {t: self._texts[t] for t in dict.fromkeys(texts) if t in self._texts}
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
         if missing:
             vectors = np.asarray(self.embedder.embed_documents(missing), dtype=np.float32)
+            found.update(zip(missing, vectors, strict=True))
             with self._lock:
                 for text, vector in zip(missing, vectors, strict=True):
                     self._remember(self._texts, text, vector)
-        with self._lock:
-            return np.vstack([self._texts[t] for t in texts]) if texts else np.zeros((0, 1), np.float32)
+        return np.vstack([found[t] for t in texts]) if texts else np.zeros((0, 1), np.float32)
 
     def similarity(self, query: str, texts: Sequence[str]) -> list[float]:
         """Cosine of the query with each text (texts embedded as passages), clipped to [0, 1]."""

@@ -1,0 +1,287 @@
+"""Figures for docs/reliability.md: kills, concurrent turns, damaged files, checkpoint storage.
+
+    python bench/reliability.py kill-ingest --runs 10
+    python bench/reliability.py kill-ask --runs 10
+    python bench/reliability.py concurrent --rounds 5
+    python bench/reliability.py damage
+    python bench/reliability.py storage --turns 500 --threads 1000
+
+Each prints one JSON line. Real processes (``python main.py ...``) are killed with SIGKILL after a
+delay drawn from a seeded generator, so a run can be repeated. Work happens in a temporary folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+FIXTURES = ROOT / "tests" / "fixtures" / "ingest"
+
+
+def env_for(index: Path, db: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTIC_RAG_", "OPENAI_"))}
+    env.update(
+        PYTHONPATH=str(ROOT),
+        AGENTIC_RAG_INDEX_DIR=str(index),
+        AGENTIC_RAG_CHECKPOINT_DB=str(db),
+        AGENTIC_RAG_EMBEDDER="use-multilingual",
+        AGENTIC_RAG_RERANKER="lexical",
+        AGENTIC_RAG_BRAIN="offline",
+    )
+    return env
+
+
+def cli(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "main.py", *argv], cwd=ROOT, env=env, capture_output=True, text=True, check=False
+    )
+
+
+def start(env: dict[str, str], *argv: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "main.py", *argv],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def kill_after(proc: subprocess.Popen[str], seconds: float) -> bool:
+    """SIGKILL after ``seconds`` unless it ended first; True when it was killed."""
+    try:
+        proc.wait(timeout=seconds)
+        return False
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate()
+        return True
+
+
+def kill_ingest(runs: int, seed: int) -> dict:
+    from retrievers.index import open_index
+
+    rng = random.Random(seed)
+    work = Path(tempfile.mkdtemp(prefix="rel-ingest-"))
+    index, docs = work / "index", work / "docs"
+    env = env_for(index, work / "cp.sqlite")
+    shutil.copytree(FIXTURES, docs)
+    began = time.monotonic()
+    assert cli(env, "ingest", str(docs)).returncode == 0
+    took = time.monotonic() - began
+    survived = killed = 0
+    for run in range(runs):
+        before = open_index(index)
+        old_count = before.count() if hasattr(before, "count") else before.size
+        before.close()
+        (docs / f"new_{run}.md").write_text(f"# Note {run}\n\nRun {run} adds this note. 第 {run} 次。\n" * 40)
+        killed += kill_after(start(env, "ingest", str(docs)), rng.uniform(0.3, 1.0) * took)
+        try:
+            after = open_index(index)
+            count = after.count() if hasattr(after, "count") else after.size
+            ok = count >= old_count and after.docstore.count() == after.size
+            after.close()
+        except Exception:
+            ok = False
+        survived += ok
+    shutil.rmtree(work, ignore_errors=True)
+    return {"figure": "ingest kill -9", "runs": runs, "killed_mid_run": killed, "index_intact": survived}
+
+
+def kill_ask(runs: int, seed: int) -> dict:
+    rng = random.Random(seed)
+    work = Path(tempfile.mkdtemp(prefix="rel-ask-"))
+    index = work / "index"
+    env = env_for(index, work / "cp.sqlite")
+    assert cli(env, "ingest", str(FIXTURES)).returncode == 0
+    questions = [
+        "What Python version do I need?",
+        "安装大约需要多长时间？",
+        "How do I ask my first question?",
+    ]
+    intact = killed = 0
+    for run in range(runs):
+        thread = f"T{run}"
+        began = time.monotonic()
+        assert cli(env, "ask", questions[0], "--thread", thread).returncode == 0
+        took = time.monotonic() - began  # kill somewhere in the second half of a turn's run time
+        killed += kill_after(
+            start(env, "ask", questions[1], "--thread", thread), rng.uniform(0.5, 1.0) * took
+        )
+        done = cli(env, "ask", questions[2], "--thread", thread, "--json")
+        shown = json.loads(cli(env, "threads", "show", thread, "--json").stdout)["turns"]
+        roles = [role for role, _ in shown]
+        whole = roles == ["user", "assistant"] * (len(roles) // 2)
+        own = done.returncode == 0 and json.loads(done.stdout)["question"] == questions[2]
+        intact += whole and own and shown[-2][1] == questions[2]
+    shutil.rmtree(work, ignore_errors=True)
+    return {
+        "figure": "ask --thread kill -9",
+        "runs": runs,
+        "killed_mid_run": killed,
+        "nothing_half_kept": intact,
+    }
+
+
+def concurrent(rounds: int) -> dict:
+    work = Path(tempfile.mkdtemp(prefix="rel-conc-"))
+    index = work / "index"
+    env = env_for(index, work / "cp.sqlite")
+    assert cli(env, "ingest", str(FIXTURES)).returncode == 0
+    questions = [
+        "What Python version do I need?",
+        "什么是多跳检索？",
+        "How do I ask my first question?",
+        "安装大约需要多长时间？",
+    ]
+    kept = crossed = 0
+    for r in range(rounds):
+        thread = f"same-{r}"
+        procs = [start(env, "ask", q, "--thread", thread, "--json") for q in questions]
+        answers = {}
+        for q, proc in zip(questions, procs, strict=True):
+            out, _ = proc.communicate()
+            answers[q] = json.loads(out)["answer"] if proc.returncode == 0 else None
+        turns = [tuple(t) for t in json.loads(cli(env, "threads", "show", thread, "--json").stdout)["turns"]]
+        pairs = dict(zip(turns[0::2], turns[1::2], strict=False))
+        for q in questions:
+            reply = pairs.get(("user", q))
+            kept += reply is not None
+            crossed += reply is not None and reply[1] != answers[q]
+    shutil.rmtree(work, ignore_errors=True)
+    return {
+        "figure": "4 concurrent asks on one thread",
+        "rounds": rounds,
+        "turns": rounds * 4,
+        "kept": kept,
+        "crossed": crossed,
+    }
+
+
+def damage() -> dict:
+    from retrievers.index import IndexCorruptedError, open_index
+
+    work = Path(tempfile.mkdtemp(prefix="rel-dmg-"))
+    index = work / "index"
+    env = env_for(index, work / "cp.sqlite")
+    assert cli(env, "ingest", str(FIXTURES)).returncode == 0
+    generation = index / json.loads((index / "index.json").read_text())["current"]
+    names = sorted(json.loads((generation / "manifest.json").read_text())["files"])
+    cases = detected = 0
+    for name in names:
+        for where in (0.0, 0.5, 1.0):
+            copy = work / "copy"
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(index, copy)
+            target = copy / generation.name / name
+            size = target.stat().st_size
+            with open(target, "r+b") as handle:
+                handle.seek(max(0, min(int(size * where), size - 16)))
+                handle.write(bytes(range(0xA0, 0xB0)))
+            cases += 1
+            try:
+                open_index(copy).close()
+            except IndexCorruptedError:
+                detected += 1
+    shutil.rmtree(work, ignore_errors=True)
+    return {
+        "figure": "16 overwritten bytes per index file (start, middle, end)",
+        "cases": cases,
+        "detected": detected,
+    }
+
+
+def storage(turns: int, threads: int) -> dict:
+    from config import load_settings
+    from graph.builder import build_graph
+    from graph.run import ask
+    from memory.checkpointer import open_checkpointer
+    from memory.threads import cap_checkpoints, prune_threads, reclaim_space
+    from nodes.context import build_context
+    from nodes.state import CHECKPOINT_TYPES
+
+    work = Path(tempfile.mkdtemp(prefix="rel-store-"))
+    index = work / "index"
+    assert cli(env_for(index, work / "x.sqlite"), "ingest", str(FIXTURES)).returncode == 0
+    settings = load_settings(
+        index_dir=index, embedder="use-multilingual", reranker="lexical", brain="offline"
+    )
+    context = build_context(settings)
+    questions = [
+        "What Python version do I need?",
+        "安装大约需要多长时间？",
+        "How do I ask my first question?",
+    ]
+    out: dict = {
+        "figure": "checkpoint SQLite size",
+        "max_checkpoints_per_thread": settings.max_checkpoints_per_thread,
+    }
+    one = work / "one-thread.sqlite"
+    with open_checkpointer(sqlite_path=one, allowed_types=CHECKPOINT_TYPES) as saver:
+        app = build_graph(checkpointer=saver)
+        for n in range(turns):
+            ask(app, questions[n % 3], context=context, thread_id="long")
+            cap_checkpoints(saver, "long", settings.max_checkpoints_per_thread)
+            if n + 1 in (100, turns):
+                out[f"bytes_after_{n + 1}_turns"] = one.stat().st_size
+    many = work / "many-threads.sqlite"
+    with open_checkpointer(sqlite_path=many, allowed_types=CHECKPOINT_TYPES) as saver:
+        app = build_graph(checkpointer=saver)
+        for n in range(threads):
+            ask(app, questions[n % 3], context=context, thread_id=f"t{n}")
+        out[f"bytes_{threads}_threads"] = many.stat().st_size
+        pruned = prune_threads(saver, timedelta(seconds=1), now=datetime.now(UTC) + timedelta(days=1))
+        out["pruned"] = len(pruned)
+        out["bytes_after_prune_without_vacuum"] = many.stat().st_size
+        reclaim_space(saver)
+        out["bytes_after_prune"] = many.stat().st_size
+    shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="what", required=True)
+    for name in ("kill-ingest", "kill-ask"):
+        p = sub.add_parser(name)
+        p.add_argument("--runs", type=int, default=10)
+        p.add_argument("--seed", type=int, default=12)
+    sub.add_parser("concurrent").add_argument("--rounds", type=int, default=5)
+    sub.add_parser("damage")
+    p = sub.add_parser("storage")
+    p.add_argument("--turns", type=int, default=500)
+    p.add_argument("--threads", type=int, default=1000)
+    args = parser.parse_args()
+    started = time.process_time()
+    if args.what == "kill-ingest":
+        result = kill_ingest(args.runs, args.seed)
+    elif args.what == "kill-ask":
+        result = kill_ask(args.runs, args.seed)
+    elif args.what == "concurrent":
+        result = concurrent(args.rounds)
+    elif args.what == "damage":
+        result = damage()
+    else:
+        result = storage(args.turns, args.threads)
+    result["cpu_s_this_process"] = round(time.process_time() - started, 1)
+    result["load"] = os.getloadavg()[0]
+    print(json.dumps(result, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
