@@ -68,7 +68,10 @@ def diagnosis(failure: str, found_by: list[str] = ()) -> Diagnosis:
 def test_proposals_follow_the_classes() -> None:
     settings = load_settings(reranker="e5")
     routing_dense = propose([diagnosis("routing", ["naive", "hybrid"])], settings)
-    assert [(p.setting, p.proposed) for p in routing_dense] == [("vector_weight", 0.75), ("reranker", "none")]
+    assert [(p.setting, p.proposed) for p in routing_dense] == [
+        ("vector_weight", round(settings.vector_weight * 1.5, 3)),
+        ("reranker", "none"),
+    ]
     misses = propose([diagnosis("retrieval_miss"), diagnosis("other")], settings)
     assert [(p.setting, p.proposed) for p in misses] == [("max_retries", 3), ("candidate_k", 60)]
     assert propose([diagnosis("other")], settings) == []
