@@ -136,6 +136,17 @@ class Settings(BaseSettings):
     max_question_chars: int = Field(default=4000, ge=10)
     max_answer_chars: int = Field(default=4000, ge=200, description="a longer model answer is cut")
 
+    # --- answer caches ----------------------------------------------------------------------
+    answer_cache: bool = Field(default=True, description="exact + semantic answer cache beside the index")
+    semantic_cache_threshold: float = Field(
+        default=0.95, ge=0, le=1, description="query cosine for a near-duplicate hit (1 = exact only)"
+    )
+    cache_max_entries: int = Field(default=5000, ge=1)
+
+    # --- cost (USD per million tokens, as vendors publish; 0 = not priced, e.g. offline) ----------
+    price_in_per_1m_tokens: float = Field(default=0.0, ge=0)
+    price_out_per_1m_tokens: float = Field(default=0.0, ge=0)
+
     # --- memory ------------------------------------------------------------------------------
     max_checkpoints_per_thread: int = Field(default=20, ge=1)
 

@@ -38,6 +38,7 @@ COMMANDS = [
     "eval_cmd",
     "threads",
     "doctor",
+    "feedback",
     "session",
     "serve",
     "config_cmd",

@@ -25,6 +25,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
+def answer_cache_stats(settings, store) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """Entries and hit/miss counts of the answer cache of this index generation."""
+    from memory.answer_cache import read_cache_stats
+    from nodes.context import cache_path, generation_key
+
+    key = generation_key(store)
+    counts = read_cache_stats(cache_path(Path(settings.index_dir)), key) if key else None
+    return (counts or {"entries": 0}) | {"enabled": settings.answer_cache and key is not None}
+
+
 def readable_times(stats: dict[str, Any]) -> dict[str, Any]:
     """Epoch seconds under ``*_at`` keys as ISO 8601 local times with their UTC offset."""
     return {
@@ -48,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
         store = open_store(settings)
         try:
             result = readable_times(store.stats())
+            result["answer_cache"] = answer_cache_stats(settings, store)
         finally:
             store.close()
         title = "index stats"

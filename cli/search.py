@@ -1,4 +1,7 @@
-"""`python main.py search "query" --mode vector|keyword|hybrid`"""
+"""`python main.py search "query" --mode vector|keyword|hybrid|multi_hop|hyde`
+
+``hyde`` searches with a hypothetical answer's vector mixed with the question's: the one given with
+``--hypothesis``, else the best sentence of a first hybrid pass (offline HyDE, docs/evaluation.md)."""
 
 from __future__ import annotations
 
@@ -12,11 +15,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("query", help="what to look for (words, an identifier, a question)")
     p.add_argument(
         "--mode",
-        choices=["vector", "keyword", "hybrid", "multi_hop"],
+        choices=["vector", "keyword", "hybrid", "multi_hop", "hyde"],
         default="hybrid",
         help="which retriever (default: hybrid = vector + keyword fused with RRF)",
     )
     p.add_argument("--k", type=positive_int, default=10, help="number of results (1 or more, default 10)")
+    p.add_argument("--hypothesis", help="hyde: the hypothetical answer to search with")
     p.add_argument(
         "--filter",
         action="append",
@@ -26,6 +30,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_common(p)
     p.set_defaults(handler=run)
+
+
+def first_pass_hypothesis(retrievers, query: str, depth: int, filters) -> str:  # type: ignore[no-untyped-def]
+    from providers.brain.hyde import best_first_pass_sentence
+
+    return best_first_pass_sentence(query, retrievers.hybrid.search(query, depth, filters))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,13 +49,21 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("the query is empty")
     retrievers = open_retrievers(settings)
     require_chunks(retrievers.index)
-    hits = retrievers.by_name(args.mode).search(args.query, args.k, filters)
+    hypothesis = None
+    if args.mode == "hyde":
+        hypothesis = args.hypothesis or first_pass_hypothesis(
+            retrievers, args.query, settings.candidate_k, filters
+        )
+        hits = retrievers.hyde.search(args.query, args.k, filters, hypothetical_answer=hypothesis or None)
+    else:
+        hits = retrievers.by_name(args.mode).search(args.query, args.k, filters)
     if args.json:
         print_json(
             {
                 "query": args.query,
                 "mode": args.mode,
                 "k": args.k,
+                **({"hypothesis": hypothesis} if args.mode == "hyde" else {}),
                 "results": [
                     {
                         "rank": rank,
@@ -66,6 +84,10 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     console = make_console()
+    if args.mode == "hyde":
+        console.print(
+            f"[dim]hypothesis: {shown(hypothesis or '(none: plain vector search)')}[/]", highlight=False
+        )
     if not hits:
         console.print("no results")
     for rank, hit in enumerate(hits, start=1):

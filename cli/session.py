@@ -41,6 +41,8 @@ HELP: list[tuple[str, str]] = [
     ("/sources", "the passages behind the last answer"),
     ("/trace", "every step the agent took for the last answer"),
     ("/mode [MODE]", f"show or set the retrieval mode ({', '.join(MODES)})"),
+    ("/good", "mark the last answer good"),
+    ("/bad [NOTE]", 'mark the last answer bad ("gold: ANSWER" in the note gives the right one)'),
     ("/help", "this list"),
     ("/quit", "leave (Ctrl-D too); Ctrl-C cancels a running question"),
 ]
@@ -196,6 +198,7 @@ class Session:
     last: Any = None  # AskResult of the latest answer on this thread
     store_identity: tuple[int, int] | None = None  # the SQLite checkpoint file this session opened
     warn: Console = field(default_factory=lambda: Console(stderr=True, highlight=False, soft_wrap=True))
+    feedback: Any = None  # FeedbackStore for /good and /bad
 
     # -- threads --
 
@@ -362,6 +365,8 @@ class Session:
             "/sources": self.cmd_sources,
             "/trace": self.cmd_trace,
             "/mode": self.cmd_mode,
+            "/good": lambda arg: self.cmd_verdict("good", arg),
+            "/bad": lambda arg: self.cmd_verdict("bad", arg),
             "/help": self.cmd_help,
             "/?": self.cmd_help,
         }
@@ -472,6 +477,20 @@ class Session:
             self.mode = arg
             self.console.print(f"mode: {self.mode}")
 
+    def cmd_verdict(self, verdict: str, note: str) -> None:
+        from graph.feedback import add_feedback
+        from memory.feedback import FeedbackError
+
+        if self.feedback is None:
+            self.console.print("[red]feedback is not available in this session[/]")
+            return
+        try:
+            record = add_feedback(self.feedback, self.app, self.thread_id, verdict, note=note)
+        except FeedbackError as exc:
+            self.console.print(f"[red]{shown(str(exc))}[/]")
+            return
+        self.console.print(f"recorded {verdict} for turn {record.turn}: {shown(record.question[:80])}")
+
     def cmd_help(self, _: str) -> None:
         table = Table(show_header=False, show_edge=False, pad_edge=False, box=None)
         for name, text in HELP:
@@ -570,6 +589,7 @@ def run_session(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace, settings: Any, console: Console, interactive: bool) -> int:
     from graph.builder import build_graph
     from memory.checkpointer import open_checkpointer, sqlite_identity
+    from memory.feedback import open_feedback_store
     from nodes.context import build_context
     from nodes.state import CHECKPOINT_TYPES
     from providers.brain import offline_brain
@@ -586,9 +606,12 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
             f"warning: {shown(problem)}; this session uses the offline brain"
         )
         context = dataclasses.replace(context, brain=offline_brain(settings.sufficiency_threshold))
-    with open_checkpointer(
-        sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url, allowed_types=CHECKPOINT_TYPES
-    ) as saver:
+    with (
+        open_checkpointer(
+            sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url, allowed_types=CHECKPOINT_TYPES
+        ) as saver,
+        open_feedback_store(checkpoint_db=settings.checkpoint_db, postgres_url=settings.postgres_url) as store,
+    ):
         session = Session(
             store_identity=None if settings.postgres_url else sqlite_identity(settings.checkpoint_db),
             app=build_graph(
@@ -600,6 +623,7 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
             state_file=last_thread_file(settings.checkpoint_db, settings.index_dir),
             mode=getattr(args, "mode", None) or settings.mode,
             interactive=interactive,
+            feedback=store,
         )
         resumed = getattr(args, "thread", None)
         if not resumed and interactive and not getattr(args, "new", False):

@@ -100,3 +100,4 @@ class DraftAnswer(BaseModel):
     answer: str
     insufficient: bool = False
     missing: list[str] = Field(default_factory=list)
+    tool_calls: list[dict] = Field(default_factory=list, description="tools.ToolResult dumps the answer shows")

@@ -30,6 +30,9 @@ class Decision(StrEnum):
     INSUFFICIENT = "insufficient"  # generate: the evidence does not answer the question
     VERIFIED = "verified"  # verify: sentences checked, answer unchanged
     REMOVED_UNSUPPORTED = "removed_unsupported"  # verify: unsupported sentences dropped
+    CACHE_HIT = "cache_hit"  # lookup_cache: answered from the exact or semantic cache
+    CACHE_MISS = "cache_miss"  # lookup_cache: not cached, the question is searched
+    CACHED = "cached"  # verify: a cached answer, checked when it was first written
 
 
 class TraceEvent(BaseModel):
@@ -40,6 +43,8 @@ class TraceEvent(BaseModel):
     counts: dict[str, int] = Field(default_factory=dict)
     ms: float = 0.0
     model_calls: int = 0
+    tokens_in: int = Field(default=0, description="tokens sent to the model in this node (tiktoken)")
+    tokens_out: int = Field(default=0, description="tokens the model returned in this node")
     fallback_reason: str = Field(
         default="", description="why the offline brain answered instead of the model"
     )

@@ -43,6 +43,11 @@ class QueryResult(BaseModel):
     model_calls: int = 0
     retrievals: int | None = Field(default=None, description="searches run for this query (from the trace)")
     latency_ms: float
+    hallucination: float | None = Field(default=None, description="unsupported share of claim sentences")
+    hallucination_llm: float | None = Field(default=None, description="the same, judged by the LLM")
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
     trace: str = Field(default="", description="the graph's path and decisions, for failure analysis")
     error: str | None = Field(default=None, description="set by the harness when the mode raised")
 
@@ -94,6 +99,8 @@ def score_query(
             scores[f"insufficient_rate_gold@{GOLD_IN_TOP}"] = scores["insufficient_rate"]
         if query.meta.get("fakeanswer"):
             scores["misled_rate"] = m.misled(answer, query.answers, query.meta["fakeanswer"])
+        scores["hallucination_rate"] = result.hallucination
+        scores["hallucination_rate_llm"] = result.hallucination_llm
     return scores
 
 
@@ -133,6 +140,10 @@ def summarise(
     searches = m.mean_defined(float(r.retrievals) for r in results if r.retrievals is not None)
     if searches is not None:
         averaged["retrievals_per_q"] = searches
+    if results:
+        averaged["tokens_in_per_q"] = sum(r.tokens_in for r in results) / len(results)
+        averaged["tokens_out_per_q"] = sum(r.tokens_out for r in results) / len(results)
+        averaged["cost_per_1k_q"] = 1000 * sum(r.cost_usd for r in results) / len(results)
     return ModeSummary(
         mode=mode_name,
         metrics=averaged,

@@ -35,8 +35,13 @@ _FAMILIES = (
     "insufficient_rate",
     "insufficient_rate_gold",
     "misled_rate",
+    "hallucination_rate",
+    "hallucination_rate_llm",
     "retrievals_per_q",
     "model_calls_per_q",
+    "tokens_in_per_q",
+    "tokens_out_per_q",
+    "cost_per_1k_q",
     "latency_p50_ms",
     "latency_p95_ms",
 )
@@ -74,7 +79,9 @@ def ordered_metrics(summaries: Sequence[ModeSummary]) -> list[str]:
 def format_value(name: str, value: float | None) -> str:
     if value is None or math.isnan(value):
         return "–"
-    return f"{value:.1f}" if name.startswith("latency") else f"{value:.3f}"
+    if name.startswith(("latency", "tokens_")):
+        return f"{value:.1f}"
+    return f"{value:.4f}" if name == "cost_per_1k_q" else f"{value:.3f}"
 
 
 def markdown_table(summaries: Sequence[ModeSummary]) -> str:
@@ -155,14 +162,29 @@ def main_quality_metrics(names: Sequence[str]) -> list[str]:
         "answer_in_context",
         "answer_has_gold",
         "citation_precision",
+        "hallucination_rate",
     ]
     return [name for name in wanted if name in present]
+
+
+LOWER_IS_BETTER = ("hallucination_rate", "counterfactual_above_gold")
 
 
 def _ms_label(value: float) -> str:
     if math.isnan(value):
         return ""
     return f"{value:.1f}" if value < 10 else f"{value:.0f}"
+
+
+def cost_label(summary: ModeSummary) -> str:
+    """The mode's name with its tokens in/out per question and cost per 1,000 questions, when measured."""
+    metrics = summary.metrics
+    if "tokens_in_per_q" not in metrics:
+        return summary.mode
+    return (
+        f"{summary.mode}\n{metrics['tokens_in_per_q']:.0f} in / {metrics.get('tokens_out_per_q', 0):.0f} out tok"
+        f"\n${metrics.get('cost_per_1k_q', 0):.2f} / 1k q"
+    )
 
 
 def plot_results(path: Path, dataset_name: str, summaries: Sequence[ModeSummary]) -> Path:
@@ -185,9 +207,10 @@ def plot_results(path: Path, dataset_name: str, summaries: Sequence[ModeSummary]
         bars = ax_q.bar(xs, values, bar_w, label=summary.mode, color=colors[i])
         if len(metrics) * len(modes) <= 40:
             ax_q.bar_label(bars, fmt="%.2f", fontsize=7, padding=1, rotation=90)
-    ax_q.set_xticks(range(len(metrics)), metrics, rotation=20, ha="right")
+    labels = [f"{name} ↓" if name.startswith(LOWER_IS_BETTER) else name for name in metrics]
+    ax_q.set_xticks(range(len(metrics)), labels, rotation=20, ha="right")
     ax_q.set_ylim(0, 1.25)
-    ax_q.set_ylabel("score (higher is better)")
+    ax_q.set_ylabel("score (↓: lower is better)")
     ax_q.set_title("Quality")
     ax_q.grid(axis="y", alpha=0.3)
     if not metrics:
@@ -209,8 +232,13 @@ def plot_results(path: Path, dataset_name: str, summaries: Sequence[ModeSummary]
         ax_l.set_ylabel("ms per query")
     # long or many mode names ("hybrid_rerank (lexical)") would overlap when set horizontally
     crowded = sum(len(mode) for mode in modes) > 70
-    ax_l.set_xticks(list(xs), modes, rotation=20 if crowded else 0, ha="right" if crowded else "center")
-    ax_l.set_title("Latency (light: p50, dark: p95)")
+    ax_l.set_xticks(
+        list(xs),
+        [cost_label(s) for s in summaries],
+        rotation=20 if crowded else 0,
+        ha="right" if crowded else "center",
+    )
+    ax_l.set_title("Latency (light: p50, dark: p95) and cost per question")
     ax_l.grid(axis="y", alpha=0.3)
 
     n = max((s.n_queries for s in summaries), default=0)

@@ -1,7 +1,8 @@
 """Assemble the agent graph.
 
-    contextualize -> analyze_query -> (route) retrieve_{vector|keyword|hybrid|multi_hop} -> rerank
-      -> evaluate -> (retry) rewrite_query -> (route) ...   |   (enough) compress -> generate -> verify
+    contextualize -> lookup_cache -> (miss) analyze_query -> (route) retrieve_{vector|keyword|hybrid|multi_hop}
+      -> rerank -> evaluate -> (retry) rewrite_query -> (route) ...   |   (enough) compress -> generate
+      -> verify -> cache_answer;   lookup_cache -> (hit) verify
 
 Single-pass modes (naive, keyword, hybrid, hybrid_rerank, self_query) use the same nodes and skip
 what they do not need, so every mode is comparable through one code path.
@@ -13,10 +14,11 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from graph.routing import decide_next, route_by_strategy, route_entry
+from graph.routing import decide_next, route_after_cache, route_by_strategy
 from memory.bounded import BoundedSaver
 from memory.threads import supports_capping
 from nodes.analyze_query import analyze_query
+from nodes.cache import cache_answer, lookup_cache
 from nodes.compress import compress
 from nodes.context import AgentContext
 from nodes.contextualize import contextualize
@@ -64,11 +66,14 @@ def build_graph(
     builder.add_node("compress", compress)
     builder.add_node("generate", generate)
     builder.add_node("verify", verify)
+    builder.add_node("lookup_cache", lookup_cache)
+    builder.add_node("cache_answer", cache_answer)
 
     builder.add_edge(START, "contextualize")
+    builder.add_edge("contextualize", "lookup_cache")
     builder.add_conditional_edges(
-        "contextualize",
-        route_entry,
+        "lookup_cache",
+        route_after_cache,
         ["analyze_query", "retrieve_vector", "retrieve_keyword", "retrieve_hybrid", "verify"],
     )
     builder.add_conditional_edges("analyze_query", route_by_strategy, RETRIEVAL_TARGETS)
@@ -80,7 +85,8 @@ def build_graph(
     builder.add_conditional_edges("evaluate", decide_next, ["rewrite_query", "compress"])
     builder.add_edge("compress", "generate")
     builder.add_edge("generate", "verify")
-    builder.add_edge("verify", END)
+    builder.add_edge("verify", "cache_answer")
+    builder.add_edge("cache_answer", END)
     if checkpointer is not None and max_checkpoints_per_thread and supports_capping(checkpointer):
         # Checkpoints keep the conversation, not the evidence, and at most N per thread.
         checkpointer = BoundedSaver(

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from config import Settings
+from evaluators.answer_cost import answer_cost
 from evaluators.datasets import Dataset, EvalQuery
 from evaluators.harness import QueryResult, RunMode
 from evaluators.metrics import retrievals_in_trace
@@ -17,14 +18,27 @@ from nodes.context import AgentContext, build_context
 
 
 def make_context(settings: Settings, folder: Path) -> AgentContext:
-    return build_context(settings, index_dir=folder)
+    """The evaluation measures the pipeline, so answers never come from the answer cache."""
+    return build_context(settings.model_copy(update={"answer_cache": False}), index_dir=folder)
 
 
 def mode_runner(app, context: AgentContext, mode: str) -> RunMode:
+    settings = context.settings
+
     def run(query: EvalQuery) -> QueryResult:
         result = ask(app, query.question, context=context, mode=mode)
         cited = {c.chunk_id for c in result.citations}
         cited_texts = [p.text for p in result.passages if p.chunk_id in cited]
+        cost = answer_cost(
+            question=result.standalone_question or result.question,
+            answer=result.answer,
+            insufficient=result.insufficient,
+            passages=result.passages,
+            support=result.support if context.brain.name != "offline" else None,
+            trace=result.trace,
+            in_per_million=settings.price_in_per_1m_tokens,
+            out_per_million=settings.price_out_per_1m_tokens,
+        )
         return QueryResult(
             query_id=query.id,
             ranked_ids=result.ranked_ids,
@@ -37,6 +51,7 @@ def mode_runner(app, context: AgentContext, mode: str) -> RunMode:
             retrievals=retrievals_in_trace(result.trace),
             latency_ms=result.latency_ms,
             trace=result.trace_line(),
+            **cost.model_dump(),
         )
 
     return run

@@ -6,6 +6,7 @@ from typing import Literal
 
 from langgraph.types import Send
 
+from nodes.cache import CACHED
 from nodes.policy import ANSWERED_BEFORE_SEARCH, policy_for
 from nodes.retrieve_multi_hop import fan_out
 from nodes.state import AgentState
@@ -28,6 +29,11 @@ def route_entry(state: AgentState) -> EntryNode:
     if policy.analyse or policy.strategy is None:
         return "analyze_query"
     return RETRIEVE_NODE[policy.strategy]
+
+
+def route_after_cache(state: AgentState) -> EntryNode:
+    """A cached answer goes straight to the final message; anything else is routed as usual."""
+    return "verify" if state.get("stop_reason") == CACHED else route_entry(state)
 
 
 def route_by_strategy(state: AgentState) -> RetrieveNode | list[Send]:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ingestion.documents import Block, LoadedDocument, LoaderError
+from ingestion.pdf_tables import markdown_table, table_pages
 
 SUPPORTED_SUFFIXES: tuple[str, ...] = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".jsonl")
 SKIPPED_DIR_NAMES = frozenset({"__pycache__", "node_modules"})
@@ -689,11 +690,7 @@ def html_table_to_markdown(table) -> str:  # type: ignore[no-untyped-def]
             header_index = index
             break
     ordered = [pairs[header_index][1]] + [row for i, (_tr, row) in enumerate(pairs) if i != header_index]
-    width = max(len(row) for row in ordered)
-    padded = [row + [""] * (width - len(row)) for row in ordered]
-    lines = ["| " + " | ".join(padded[0]) + " |", "|" + "|".join([" --- "] * width) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in padded[1:]]
-    return "\n".join(lines)
+    return markdown_table(ordered)
 
 
 def _table_cell(cell) -> str:  # type: ignore[no-untyped-def]
@@ -720,22 +717,28 @@ def _quiet_pypdf() -> Iterator[None]:
 
 
 def parse_pdf(data: bytes) -> tuple[str | None, list[Block]]:
-    """PDF via pypdf: page text regrouped into paragraphs; encrypted, broken or image-only -> LoaderError."""
+    """PDF via pypdf: page text regrouped into paragraphs, ruled tables (pdfplumber) kept whole as Markdown;
+    encrypted, broken or image-only -> LoaderError."""
     pages, meta_title = _pdf_pages(data)
-    paragraphs: list[str] = []
-    for page_text in pages:
-        lines = page_text.replace("\r", "\n").split("\n")
-        lines = _drop_page_numbers(lines)
-        page_paragraphs = unwrap_lines(lines)
-        if (
-            paragraphs
-            and page_paragraphs
-            and not _ends_sentence(paragraphs[-1])
-            and (page_paragraphs[0][:1].islower() or _CJK_CHAR_RE.match(page_paragraphs[0]))
-        ):  # a paragraph running over a page break
-            paragraphs[-1] = _join_lines([paragraphs[-1], page_paragraphs.pop(0)])
-        paragraphs.extend(page_paragraphs)
-    blocks = [Block(kind="paragraph", text=p) for p in paragraphs if p.strip()]
+    tables = table_pages(data)
+    blocks: list[Block] = []
+    for number, page_text in enumerate(pages):
+        for kind, text in tables.get(number, [("text", page_text)]):
+            if kind == "table":
+                blocks.append(Block(kind="table", text=text))
+                continue
+            lines = _drop_page_numbers(text.replace("\r", "\n").split("\n"))
+            paragraphs = unwrap_lines(lines)
+            previous = blocks[-1] if blocks else None
+            if (
+                previous is not None
+                and previous.kind == "paragraph"
+                and paragraphs
+                and not _ends_sentence(previous.text)
+                and (paragraphs[0][:1].islower() or _CJK_CHAR_RE.match(paragraphs[0]))
+            ):  # a paragraph running over a page break
+                previous.text = _join_lines([previous.text, paragraphs.pop(0)])
+            blocks += [Block(kind="paragraph", text=p) for p in paragraphs if p.strip()]
     if not blocks:
         raise LoaderError("no extractable text (scanned PDF?)")
     return _short_title(meta_title), blocks

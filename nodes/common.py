@@ -60,6 +60,8 @@ def event(
         counts=counts,
         ms=round((time.perf_counter() - started) * 1000, 1),
         model_calls=sum(c.model_calls for c in calls),
+        tokens_in=sum(c.tokens_in for c in calls),
+        tokens_out=sum(c.tokens_out for c in calls),
         fallback_reason="; ".join(reasons),
     )
     if reasons:

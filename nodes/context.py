@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from config import Settings, load_settings
+from memory.answer_cache import AnswerCache
 from providers.brain import Brain, make_brain
 from providers.rerankers import Reranker
 from retrievers.factory import RetrieverSet
@@ -24,6 +25,7 @@ class AgentContext:
     retrievers: RetrieverSet
     brain: Brain
     reranker: Reranker | None = None
+    cache: AnswerCache | None = None
 
 
 def build_context(settings: Settings | None = None, *, index_dir: Path | None = None) -> AgentContext:
@@ -46,6 +48,33 @@ def build_context(settings: Settings | None = None, *, index_dir: Path | None = 
         retrievers=retrievers,
         brain=make_brain(settings, retrievers.embedder),
         reranker=reranker,
+        cache=open_answer_cache(settings, folder, generation_key(retrievers.index)),
+    )
+
+
+def generation_key(store: Any) -> str | None:
+    """Names the local index's contents (a rebuilt folder may reuse a generation number, not its
+    timestamp); None for a Milvus collection, which has no generations: no answer cache there."""
+    generation = getattr(store, "generation", None)
+    if generation is None:
+        return None
+    return f"{generation.name}@{store.manifest.get('created_at')}"
+
+
+def cache_path(index_dir: Path) -> Path:
+    return Path(index_dir) / "cache" / "answers.sqlite"
+
+
+def open_answer_cache(settings: Settings, index_dir: Path, generation: str | None) -> AnswerCache | None:
+    """The answer cache of this index generation, or None when ``answer_cache`` is off or there are no
+    generations to invalidate it by (Milvus)."""
+    if not settings.answer_cache or generation is None:
+        return None
+    return AnswerCache(
+        cache_path(index_dir),
+        generation=generation,
+        semantic_threshold=settings.semantic_cache_threshold,
+        max_entries=settings.cache_max_entries,
     )
 
 

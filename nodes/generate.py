@@ -71,10 +71,21 @@ def generate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     citations = citations_for(answer, passages)
     insufficient = draft.insufficient or not passages
     decision = Decision.INSUFFICIENT if insufficient else Decision.ANSWERED
+    tools = "; ".join(f"{call['name']}: {call['shown']}" for call in draft.tool_calls)
     return {
         "answer": answer,
         "passages": passages,
         "citations": citations,
         "insufficient": insufficient,
-        "trace": [event("generate", started, context, decision, citations=len(citations))],
+        "trace": [
+            event(
+                "generate",
+                started,
+                context,
+                decision,
+                tools,
+                citations=len(citations),
+                tool_calls=len(draft.tool_calls),
+            )
+        ],
     }

@@ -13,6 +13,7 @@ from langgraph.runtime import Runtime
 
 from core.schemas import Citation, SentenceSupport
 from core.trace import Decision
+from nodes.cache import CACHED
 from nodes.common import ctx, event
 from nodes.context import AgentContext
 from nodes.generate import citations_for
@@ -33,6 +34,12 @@ def verify(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     context = ctx(runtime)
     if state.get("error"):
         return {"messages": [final_message(state["error"], [])]}
+    if state.get("stop_reason") == CACHED:  # checked when it was first answered
+        answer, citations = state.get("answer") or "", state.get("citations") or []
+        return {
+            "messages": [final_message(answer, citations)],
+            "trace": [event("verify", started, context, Decision.CACHED, "cached answer")],
+        }
     passages = state.get("passages") or []
     answer = state.get("answer") or ""
     support = context.brain.verify(answer, passages) if passages and answer else []

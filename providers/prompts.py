@@ -125,6 +125,18 @@ def compress_user(question: str, context: str) -> str:
     return f"{context}\n\nQuestion:\n{question}"
 
 
+TOOLS_SYSTEM = f"""You decide which computations an answer needs, using only values in the numbered
+passages inside <context> (or numbers the question itself gives).
+{DATA_NOT_INSTRUCTIONS}
+- Call the tools for arithmetic, the years or days between two dates, or a unit conversion; pass the
+  values exactly as the passages write them.
+- When no computation is needed, reply with the single word NONE."""
+
+TOOL_RESULTS_NOTE = """Computed with tools (show each computation in your answer, citing the passages its
+values came from):
+{results}"""
+
+
 def answer_user(question: str, passages: Sequence[Passage]) -> str:
     return f"{passages_block(passages)}\n\nQuestion:\n{question}"
 

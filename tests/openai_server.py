@@ -89,6 +89,7 @@ STEP_BY_SYSTEM = {
     prompts.COMPRESS_SYSTEM: "compress",
     prompts.ANSWER_SYSTEM: "answer",
     prompts.CHECK_SUPPORT_SYSTEM: "check_support",
+    prompts.TOOLS_SYSTEM: "tools",
 }
 
 

@@ -1,7 +1,7 @@
 """Layers point down: every import of a project module, read from the source with ``ast`` (lazy and
 TYPE_CHECKING imports included), goes to the same layer or one below it.
 
-    core, config  <  providers  <  retrievers, memory  <  ingestion  <  evaluators  <  nodes  <  graph  <  cli, server, main
+    core, config, tools  <  providers  <  retrievers, memory  <  ingestion  <  evaluators  <  nodes  <  graph  <  cli, server, main
 """
 
 from __future__ import annotations
@@ -25,12 +25,14 @@ PROJECT = {
     "cli",
     "server",
     "main",
+    "tools",
 }
 # What each package may import besides itself.
 ALLOWED: dict[str, set[str]] = {
     "core": set(),
     "config": set(),
-    "providers": {"core", "config"},
+    "tools": set(),
+    "providers": {"core", "config", "tools"},
     "retrievers": {"core", "config", "providers"},
     "memory": {"core", "config", "providers"},
     "ingestion": {"core", "config", "providers", "retrievers"},

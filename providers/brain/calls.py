@@ -19,6 +19,8 @@ class ModelCall:
 
     step: str
     model_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
     fallback: bool = False
     error: str | None = None
     started: float = field(default_factory=time.perf_counter)
@@ -52,11 +54,18 @@ class CallLog:
     def current(self) -> ModelCall | None:
         return self._current.get()
 
-    def count_call(self) -> None:
-        """One request sent to the model by the step running on this thread."""
+    def count_call(self, tokens_in: int = 0) -> None:
+        """One request (of ``tokens_in`` prompt tokens) sent to the model by the step running on this thread."""
         record = self.current()
         if record is not None:
             record.model_calls += 1
+            record.tokens_in += tokens_in
+
+    def count_reply(self, tokens_out: int) -> None:
+        """The tokens of a reply to the step running on this thread."""
+        record = self.current()
+        if record is not None:
+            record.tokens_out += tokens_out
 
     def drain(self) -> list[ModelCall]:
         """Return and clear this thread's records."""

@@ -45,6 +45,7 @@ from providers.brain.errors import (
     retry_after_s,
 )
 from providers.json_repair import parse_model_json
+from providers.tokens import count_tokens
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -92,6 +93,7 @@ class Chat:
         # Structured/text steps must not leak JSON into LangGraph's token stream, and need no streaming.
         self._quiet = _non_streaming(model)
         self._structured_ok = structured_method != "prompt"
+        self._tools_ok = True
         self._runnables: dict[tuple[type[BaseModel], str], Runnable] = {}
 
     @property
@@ -102,11 +104,12 @@ class Chat:
     def endpoint(self) -> str:
         return str(getattr(self.model, "openai_api_base", None) or "the OpenAI API")
 
-    def request(self, send: Callable[[], T]) -> T:
-        """One request to the model, retried on 429/5xx/timeouts within the retry and time budgets."""
+    def request(self, send: Callable[[], T], prompt: list[BaseMessage] | None = None) -> T:
+        """One request to the model (``prompt``'s tokens counted per attempt), retried on 429/5xx/timeouts
+        within the retry and time budgets."""
         retries = 0
         while True:
-            self.log.count_call()
+            self.log.count_call(prompt_tokens(prompt or []))
             try:
                 return send()
             except Exception as exc:
@@ -145,7 +148,7 @@ class Chat:
             attempts += 1
             runnable = self._structured_runnable(schema, step)
             try:
-                out = self.request(lambda: runnable.invoke(messages))
+                out = self.request(lambda: runnable.invoke(messages), messages)
             except UNSUPPORTED as exc:
                 if isinstance(exc, ContextOverflowError):
                     raise
@@ -158,6 +161,7 @@ class Chat:
                 errors.append(describe(exc))
             else:
                 raw_text = _raw_text(out.get("raw"))
+                self.log.count_reply(count_tokens(raw_text))
                 try:
                     return accept(_coerce(out.get("parsed"), schema))
                 except (ValueError, ValidationError):
@@ -170,7 +174,8 @@ class Chat:
         plain = self._quiet.with_config(run_name=f"brain.{step}", tags=["nostream", f"brain:{step}"])
         while attempts < self.parse_attempts:
             attempts += 1
-            reply = self.request(partial(plain.invoke, messages))
+            reply = self.request(partial(plain.invoke, messages), messages)
+            self.log.count_reply(count_tokens(reply.text))
             try:
                 return accept(parse_model_json(reply.text, schema))
             except ValueError as exc:
@@ -181,15 +186,38 @@ class Chat:
     def text(self, step: str, messages: list[BaseMessage]) -> str:
         """A plain reply, reasoning (``<think>``) removed."""
         plain = self._quiet.with_config(run_name=f"brain.{step}", tags=["nostream", f"brain:{step}"])
-        return THINK_RE.sub("", self.request(lambda: plain.invoke(messages)).text).strip()
+        text = self.request(lambda: plain.invoke(messages), messages).text
+        self.log.count_reply(count_tokens(text))
+        return THINK_RE.sub("", text).strip()
 
     def stream(self, step: str, messages: list[BaseMessage]) -> Iterator[str]:
         """The reply's text pieces as they arrive (LangGraph's ``messages`` mode sees them too)."""
         streaming = self.model.with_config(run_name=f"brain.{step}", tags=[f"brain:{step}"])
         # Retried only until the first piece arrives: a half-streamed answer is never restarted.
-        pieces = self.request(lambda: _started(streaming.stream(messages)))
+        pieces = self.request(lambda: _started(streaming.stream(messages)), messages)
+        received: list[str] = []
         for chunk in pieces:
+            received.append(chunk.text)
             yield chunk.text
+        self.log.count_reply(count_tokens("".join(received)))
+
+    def tool_calls(self, step: str, messages: list[BaseMessage], tools: list[Any]) -> list[dict[str, Any]]:
+        """The tool calls the model makes for ``messages`` with ``tools`` bound; [] when it makes none or
+        the server does not support tool calling (then it is not asked again)."""
+        if not self._tools_ok:
+            return []
+        bound = self._quiet.bind_tools(tools).with_config(
+            run_name=f"brain.{step}", tags=["nostream", f"brain:{step}"]
+        )
+        try:
+            reply = self.request(lambda: bound.invoke(messages), messages)
+        except UNSUPPORTED as exc:
+            if isinstance(exc, ContextOverflowError):
+                raise
+            self._tools_ok = False
+            return []
+        self.log.count_reply(count_tokens(_raw_text(reply)))
+        return list(reply.tool_calls) if isinstance(reply, AIMessage) else []
 
     def _structured_runnable(self, schema: type[BaseModel], step: str) -> Runnable:
         key = (schema, step)
@@ -224,6 +252,11 @@ def _started(stream: Iterator[Any]) -> Iterator[Any]:
         yield from stream
 
     return rest()
+
+
+def prompt_tokens(messages: list[BaseMessage]) -> int:
+    """Tokens of a request's messages (tiktoken cl100k, a few per message for the chat format)."""
+    return sum(count_tokens(message.text) + 4 for message in messages)
 
 
 def messages(system: str, user: str) -> list[BaseMessage]:

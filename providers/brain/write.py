@@ -5,23 +5,34 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from langchain_core.messages import HumanMessage
+
 from core.schemas import DraftAnswer, Passage
 from providers import prompts
 from providers.brain.chat import THINK_RE, Chat, messages
 from providers.brain.errors import ModelGaveUp
 from providers.offline_brain.answer import extractive_answer
+from providers.offline_brain.compute import computation_intent, computed_answer, plan_computation
 from providers.offline_brain.meaning import Meaning
+from tools import ToolError, ToolResult, langchain_tools, run_tool
 
 
 class OfflineWriter:
-    """An extractive answer of chosen sentences (providers/offline_brain/answer.py); ``threshold`` is the
-    key-term coverage that counts as a lexical match."""
+    """A computation the question asks for over values in the passages (a tool call,
+    providers/offline_brain/compute.py), else an extractive answer of chosen sentences
+    (providers/offline_brain/answer.py); ``threshold`` is the key-term coverage that counts as a lexical
+    match."""
 
     def __init__(self, threshold: float = 0.5, meaning: Meaning | None = None) -> None:
         self.threshold = threshold
         self.meaning = meaning
 
     def __call__(self, question: str, passages: list[Passage]) -> DraftAnswer:
+        computation = plan_computation(question, passages)
+        if computation is not None:
+            draft = computed_answer(question, computation)
+            draft.tool_calls = [computation.result.model_dump()]
+            return draft
         return extractive_answer(question, passages, threshold=self.threshold, meaning=self.meaning)
 
 
@@ -47,13 +58,31 @@ class LLMWriter:
         if not passages:
             raise ModelGaveUp("no passages to answer from")
         asked = messages(prompts.ANSWER_SYSTEM, prompts.answer_user(question, passages))
+        results = self._computations(question, passages) if computation_intent(question) else []
+        if results:
+            note = prompts.TOOL_RESULTS_NOTE.format(results="\n".join(f"- {r.shown}" for r in results))
+            asked = [*asked, HumanMessage(note)]
         text = THINK_RE.sub("", read_capped(self.chat.stream("answer", asked), self.max_chars)).strip()
         if not text:
             raise ModelGaveUp("empty answer")
         reason = self.check(question, text, passages) if self.check else ""
         if reason:
             raise ModelGaveUp(f"answer rejected: {reason}")
-        return draft_from_text(text)
+        draft = draft_from_text(text)
+        draft.tool_calls = [r.model_dump() for r in results]
+        return draft
+
+    def _computations(self, question: str, passages: list[Passage]) -> list[ToolResult]:
+        """The model's tool calls (``bind_tools``) for a question that asks for a computation, run through
+        the registry; a call with bad arguments is dropped, never guessed."""
+        asked = messages(prompts.TOOLS_SYSTEM, prompts.answer_user(question, passages))
+        results = []
+        for call in self.chat.tool_calls("tools", asked, langchain_tools()):
+            try:
+                results.append(run_tool(call["name"], call["args"]))
+            except ToolError:
+                continue
+        return results
 
 
 def read_capped(pieces: Iterable[str], limit: int) -> str:

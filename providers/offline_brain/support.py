@@ -18,6 +18,7 @@ from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.answer import LEAD_RE, NOT_A_CLAIM_RE
 from providers.offline_brain.extractive import coverage
 from providers.offline_brain.meaning import Meaning
+from tools.shown import operands, recomputes, strip_lead
 
 # Cosine (use-multilingual) at which an answer sentence says what a passage sentence says. Chosen on the
 # parallel guide pages (docs/guide/zh vs docs/guide/en): 79% of Chinese sentences reach it against their
@@ -61,6 +62,12 @@ def check_answer_support(
     for sentence in split_sentences(answer):  # a marker after a sentence end stays with it
         cited = parse_citations(sentence)
         bare = LEAD_RE.sub("", CITATION_RE.sub("", sentence).strip()).strip()
+        computation = strip_lead(bare)
+        if computation is not None:  # a shown tool computation: recompute it, find its operands
+            evidence = " ".join(by_number[n].text for n in cited if n in by_number).replace(",", "")
+            ok = recomputes(computation) and all(o in evidence for o in operands(computation) if cited)
+            results.append(SentenceSupport(sentence=sentence, cited=cited, supported=ok, score=float(ok)))
+            continue
         if not cited:
             ok = _not_a_claim(bare)
             results.append(SentenceSupport(sentence=sentence, cited=[], supported=ok, score=float(ok)))

@@ -1,0 +1,210 @@
+"""Feedback from users, end to end: record a verdict on a turn of a thread, classify the bad answers by
+re-running them through the graph in the other modes, and propose (or apply) the setting changes the
+report supports, re-running the bad questions to show the effect. The CLI, the session and embedding
+apps call these functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from evaluators.feedback_analysis import Diagnosis, Proposal, class_counts, diagnose, holds_answer, propose
+from graph.run import ask
+from memory.feedback import FeedbackError, FeedbackRecord, FeedbackStore, Verdict
+from nodes.context import AgentContext
+from nodes.policy import MODES
+
+RERUN_MODES: tuple[str, ...] = ("naive", "keyword", "hybrid", "hybrid_rerank", "agentic")
+
+
+def _turns(messages: Sequence[Any]) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    """(question, answer, citations) per completed turn, oldest first."""
+    turns: list[tuple[str, str, list[dict[str, Any]]]] = []
+    question: str | None = None
+    for message in messages:
+        if message.type == "human":
+            question = str(message.content)
+        elif message.type == "ai" and question is not None:
+            turns.append(
+                (question, str(message.content), list(message.additional_kwargs.get("citations") or []))
+            )
+            question = None
+    return turns
+
+
+def turn_record(
+    app: Any, thread_id: str, verdict: Verdict, *, turn: int | None = None, note: str = ""
+) -> FeedbackRecord:
+    """The record for one turn of a thread (the last by default), read from its checkpoints.
+
+    The passages and trace are those of the turn's final state; for an older turn whose checkpoints were
+    capped away (``max_checkpoints_per_thread``) only the question, answer and citations remain.
+    """
+    config = {"configurable": {"thread_id": thread_id}}
+    state = app.get_state(config).values
+    turns = _turns(state.get("messages") or [])
+    if not turns:
+        raise FeedbackError(
+            f"thread {thread_id!r} has no answered question: ask first, or check the thread id"
+        )
+    number = turn or len(turns)
+    if not 1 <= number <= len(turns):
+        raise FeedbackError(
+            f"thread {thread_id!r} has {len(turns)} turns; --turn must be between 1 and {len(turns)}"
+        )
+    question, answer, citations = turns[number - 1]
+    final = state if number == len(turns) else _state_after_turn(app, config, number)
+    return FeedbackRecord(
+        thread_id=thread_id,
+        turn=number,
+        verdict=verdict,
+        note=note,
+        question=question,
+        answer=answer,
+        mode=final.get("mode") or "",
+        citations=citations,
+        passages=[p.model_dump(mode="json") for p in final.get("passages") or []],
+        trace=[e.model_dump(mode="json") for e in final.get("trace") or []],
+    )
+
+
+def _state_after_turn(app: Any, config: dict[str, Any], number: int) -> dict[str, Any]:
+    for snapshot in app.get_state_history(config):
+        values = snapshot.values
+        if len(_turns(values.get("messages") or [])) == number and not snapshot.next:
+            return values
+    return {}
+
+
+def add_feedback(
+    store: FeedbackStore,
+    app: Any,
+    thread_id: str,
+    verdict: Verdict,
+    *,
+    turn: int | None = None,
+    note: str = "",
+) -> FeedbackRecord:
+    """Record a verdict on a turn (the last by default) with its question, answer, citations and trace."""
+    record = turn_record(app, thread_id, verdict, turn=turn, note=note)
+    record.id = store.add(record)
+    return record
+
+
+class FeedbackReport(BaseModel):
+    counts: dict[str, int]
+    good: int
+    bad: int
+    diagnoses: list[Diagnosis] = Field(default_factory=list)
+    proposals: list[Proposal] = Field(default_factory=list)
+
+
+def _passage_texts(app: Any, context: AgentContext, question: str, mode: str) -> list[str]:
+    result = ask(app, question, context=replace(context, cache=None), mode=mode)
+    return [p.text for p in result.passages]
+
+
+def chunk_texts(store: Any, chunk_ids: list[str]) -> dict[str, str]:
+    """Chunk id -> text from the index (local: through its docstore; Milvus: ids are its keys)."""
+    docstore = getattr(store, "docstore", None)
+    found = (
+        docstore.get(docstore.positions_of(chunk_ids).values()) if docstore else store.chunks_at(chunk_ids)
+    )
+    return {chunk.id: chunk.text for chunk in found.values()}
+
+
+def with_passage_texts(record: FeedbackRecord, store: Any) -> FeedbackRecord:
+    """The record with its passages' text: checkpoints keep a passage's id, not its text."""
+    blank = [p["chunk_id"] for p in record.passages if not p.get("text")]
+    if not blank:
+        return record
+    texts = chunk_texts(store, blank)
+    passages = [p | {"text": p.get("text") or texts.get(p["chunk_id"], "")} for p in record.passages]
+    return record.model_copy(update={"passages": passages})
+
+
+def feedback_report(store: FeedbackStore, app: Any, context: AgentContext) -> FeedbackReport:
+    """Classify every bad answer (re-running it in the other modes when its passages missed)."""
+    records = store.records()
+    bad = [r for r in records if r.verdict == "bad"]
+    diagnoses = [
+        diagnose(
+            with_passage_texts(record, context.retrievers.index),
+            RERUN_MODES,
+            lambda question, mode: _passage_texts(app, context, question, mode),
+        )
+        for record in bad
+    ]
+    return FeedbackReport(
+        counts=class_counts(diagnoses),
+        good=len(records) - len(bad),
+        bad=len(bad),
+        diagnoses=diagnoses,
+        proposals=propose(diagnoses, context.settings),
+    )
+
+
+def with_settings(context: AgentContext, changes: dict[str, Any]) -> AgentContext:
+    """A context using changed settings, reusing the opened index, embedder and brain (no proposal
+    changes a brain setting)."""
+    from providers.rerankers import make_reranker
+    from retrievers.factory import build_retrievers
+
+    settings = context.settings.model_copy(update=changes)
+    retrievers = build_retrievers(context.retrievers.index, settings, context.retrievers.embedder)
+    reranker = context.reranker
+    if settings.reranker != context.settings.reranker:
+        reranker = make_reranker(
+            settings.reranker,
+            embedder=retrievers.embedder,
+            cache_dir=Path(settings.index_dir) / "cache",
+            blend=settings.rerank_blend,
+        )
+    return AgentContext(settings=settings, retrievers=retrievers, brain=context.brain, reranker=reranker)
+
+
+class Effect(BaseModel):
+    """How the bad questions fare before and after the proposed changes (answer terms in the passages)."""
+
+    question: str
+    mode: str
+    before: bool
+    after: bool
+
+
+def rerun_effect(
+    app: Any, context: AgentContext, diagnoses: Sequence[Diagnosis], proposals: Sequence[Proposal]
+) -> list[Effect]:
+    """Re-run each bad question in its mode with the current and with the proposed settings."""
+    changed = with_settings(context, {p.setting: p.proposed for p in proposals})
+    effects = []
+    for item in diagnoses:
+        mode = item.mode if item.mode in MODES else context.settings.mode
+        before = holds_answer(_passage_texts(app, context, item.question, mode), item.question, item.gold)
+        after = holds_answer(_passage_texts(app, changed, item.question, mode), item.question, item.gold)
+        effects.append(Effect(question=item.question, mode=mode, before=before, after=after))
+    return effects
+
+
+def env_name(setting: str) -> str:
+    from config import ENV_PREFIX
+
+    return f"{ENV_PREFIX}{setting.upper()}"
+
+
+def write_env(path: Path, proposals: Sequence[Proposal]) -> Path:
+    """Set each proposed value in the ``.env`` file the settings read, keeping every other line."""
+    values = {
+        env_name(p.setting): str(p.proposed).lower() if isinstance(p.proposed, bool) else str(p.proposed)
+        for p in proposals
+    }
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    kept = [line for line in lines if line.split("=", 1)[0].strip() not in values]
+    kept += [f"{name}={value}" for name, value in values.items()]
+    path.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    return path

@@ -1,0 +1,244 @@
+"""Computations the passages cannot state: years or days between two dated events, a quantity in another
+unit, an arithmetic expression. The offline brain's rule-based tool use.
+
+``plan_computation`` reads the question for what to compute and the passages for the operands (the
+sentences that best match the question and hold a date or a quantity), then calls the tool registry.
+The answer quotes the operand sentences with their [n] markers and shows the computation citing the same
+passages, so a reader (and the support checker) can follow every number back to its source.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from core.schemas import DraftAnswer, Passage
+from core.text import detect_language, split_sentences
+from providers.offline_brain.analysis import key_terms
+from tools import ToolError, ToolResult, run_tool
+from tools.dates import find_dates
+from tools.units import known_units
+
+Intent = Literal["years", "days", "convert", "arithmetic"]
+
+_YEARS = re.compile(
+    r"how many years|how old|years? (?:after|before|apart|between|earlier|later|passed|elapsed)"
+    r"|how long (?:after|before|ago)|相差多少年|相隔多少年|相差几年|相隔几年|间隔多少年|隔了多少年"
+    r"|多少年(?:后|前|之后|之前)|几年(?:后|前|之后|之前)|多少岁|几岁",
+    re.I,
+)
+_AGE = re.compile(r"how old|多少岁|几岁", re.I)
+_BIRTH = re.compile(r"\bborn\b|出生|生于|诞生", re.I)
+# A stated span or age: a number below 1000 (not a year) with years/days/岁/年/天.
+_COUNT = re.compile(r"(?<![\d.])\d{1,3}\s*(?:周岁|岁|年(?![\d月])|天|years?\b|days?\b)", re.I)
+_DAYS = re.compile(r"how many days|相差多少天|相隔多少天|多少天|几天", re.I)
+_EXPRESSION = re.compile(r"[(（]?\s*\d[\d,.]*\s*(?:[-+*/×÷^%]\s*[(（]?\s*\d[\d,.]*\s*[)）]?\s*)+[)）]?")
+# Unit names too ambiguous to read from running text ("in", "t", "分"); they still work in the tools.
+_AMBIGUOUS_UNITS = frozenset(
+    {"in", "t", "s", "h", "k", "f", "c", "b", "li", "开", "分", "时", "日", "年", "里", "节", "码", "周"}
+)
+_UNIT_NAMES = sorted((u for u in known_units() if u not in _AMBIGUOUS_UNITS), key=len, reverse=True)
+_UNIT = "(?:" + "|".join(re.escape(u) for u in _UNIT_NAMES) + r")(?![A-Za-z])"
+_QUANTITY = re.compile(rf"(?P<value>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>{_UNIT})", re.I)
+# The unit a question asks for; one-letter names ("in G1 phase", "to m") are too ambiguous there.
+_ASKED_UNIT = (
+    "(?:" + "|".join(re.escape(u) for u in _UNIT_NAMES if len(u) > 1 or not u.isascii()) + r")(?![A-Za-z])"
+)
+_TARGET_UNIT = re.compile(
+    rf"(?:\b(?:how many|in|into|to)\s+|多少|几|换算成|合|折合|等于)\s*(?P<unit>{_ASKED_UNIT})", re.I
+)
+# Arithmetic only when asked for: "1945-1949" or "1/3" in a question is a range or a fraction, not a sum.
+_COMPUTE_CUE = re.compile(
+    r"\b(?:what is|what's|calculate|compute|how much is)\b|计算|算一下|等于多少|等于几|是多少", re.I
+)
+
+
+class Operand(BaseModel):
+    """A value read from a passage sentence."""
+
+    text: str
+    sentence: str
+    passage: int
+
+
+class Computation(BaseModel):
+    intent: Intent
+    result: ToolResult
+    operands: list[Operand] = Field(default_factory=list)
+
+    @property
+    def cited(self) -> list[int]:
+        return list(dict.fromkeys(o.passage for o in self.operands))
+
+
+def computation_intent(question: str) -> Intent | None:
+    """What the question asks to compute, if anything: date spans first, then units, then arithmetic."""
+    if _YEARS.search(question):
+        return "years"
+    if _DAYS.search(question):
+        return "days"
+    if _TARGET_UNIT.search(question):
+        return "convert"
+    expression = _EXPRESSION.search(question)
+    if expression and _COMPUTE_CUE.search(question) and re.search(r"[-+*/×÷^%]", expression.group()):
+        return "arithmetic"
+    return None
+
+
+class _Candidate(BaseModel):
+    passage: int
+    sentence: str
+    value: str
+    terms: frozenset[str]
+
+
+def _sentences(passages: list[Passage]) -> list[tuple[int, str]]:
+    return [(p.number, s) for p in passages for s in split_sentences(p.text)]
+
+
+def _best_pair(question: str, candidates: list[_Candidate]) -> tuple[_Candidate, _Candidate] | None:
+    """Two operands from different sentences that together cover the most question terms; for an age,
+    the event the question names and the birth date of someone it names."""
+    wanted = set(key_terms(question))
+    if _AGE.search(question):
+        births = [c for c in candidates if _BIRTH.search(c.sentence) and c.terms & wanted]
+        events = [c for c in candidates if not _BIRTH.search(c.sentence) and c.terms & wanted]
+        if births and events:
+            return (
+                max(births, key=lambda c: len(c.terms & wanted)),
+                max(events, key=lambda c: len(c.terms & wanted)),
+            )
+        return None
+    scored = sorted(candidates, key=lambda c: -len(c.terms & wanted))
+    if not scored or not scored[0].terms & wanted:
+        return None
+    first = scored[0]
+    rest = [c for c in scored[1:] if c.value != first.value and c.sentence != first.sentence]
+    second = max(
+        rest, key=lambda c: (len((c.terms & wanted) - first.terms), len(c.terms & wanted)), default=None
+    )
+    if second is None or not (second.terms & wanted) - first.terms:
+        return None
+    return first, second
+
+
+def _date_candidates(passages: list[Passage], precision_needed: bool) -> list[_Candidate]:
+    found = []
+    for number, sentence in _sentences(passages):
+        for date in find_dates(sentence):
+            if precision_needed and date.precision != "day":
+                continue
+            found.append(
+                _Candidate(
+                    passage=number, sentence=sentence, value=date.text, terms=frozenset(key_terms(sentence))
+                )
+            )
+    return found
+
+
+def _states_count(question: str, passages: list[Passage]) -> bool:
+    """A best-matching sentence already says how many years or days ("12岁", "65 years"): quote it."""
+    wanted = set(key_terms(question))
+    scored = [(len(set(key_terms(sentence)) & wanted), sentence) for _, sentence in _sentences(passages)]
+    top = max((overlap for overlap, _ in scored), default=0)
+    return top > 0 and any(_COUNT.search(sentence) for overlap, sentence in scored if overlap == top)
+
+
+def _date_span(question: str, passages: list[Passage], unit: Literal["years", "days"]) -> Computation | None:
+    if _states_count(question, passages):
+        return None
+    asked = find_dates(question)
+    if len(asked) >= 2:  # both dates are in the question: nothing to look up
+        start, end = asked[0].text, asked[1].text
+        operands: list[Operand] = []
+    else:
+        pair = _best_pair(question, _date_candidates(passages, precision_needed=unit == "days"))
+        if pair is None:
+            return None
+        first, second = sorted(pair, key=lambda c: find_dates(c.value)[0].date)
+        start, end = first.value, second.value
+        operands = [Operand(text=c.value, sentence=c.sentence, passage=c.passage) for c in (first, second)]
+    try:
+        result = run_tool("date_diff", {"start": start, "end": end, "unit": unit})
+    except ToolError:
+        return None
+    return Computation(intent=unit, result=result, operands=operands)
+
+
+def _conversion(question: str, passages: list[Passage]) -> Computation | None:
+    """The quantity of the best-matching sentences converted; none when one of them already gives it in
+    the unit asked for (the extractive answer quotes it)."""
+    target = _TARGET_UNIT.search(question)
+    if target is None:
+        return None
+    wanted = set(key_terms(question))
+    found: list[tuple[int, Operand, ToolResult]] = []
+    for number, sentence in _sentences(passages):
+        overlap = len(set(key_terms(sentence)) & wanted)
+        for match in _QUANTITY.finditer(sentence) if overlap else ():
+            value = float(match.group("value").replace(",", ""))
+            try:
+                result = run_tool(
+                    "unit_convert",
+                    {"value": value, "from_unit": match.group("unit"), "to_unit": target.group("unit")},
+                )
+            except ToolError:  # another dimension: not the quantity asked about
+                continue
+            found.append((overlap, Operand(text=match.group(), sentence=sentence, passage=number), result))
+    if not found:
+        return None
+    top = max(overlap for overlap, _, _ in found)
+    best = [(operand, result) for overlap, operand, result in found if overlap == top]
+    if any(result.value == result.args["value"] for _, result in best):
+        return None
+    operand, result = best[0]
+    return Computation(intent="convert", result=result, operands=[operand])
+
+
+def _arithmetic(question: str) -> Computation | None:
+    match = _EXPRESSION.search(question)
+    if match is None:
+        return None
+    try:
+        result = run_tool("calculator", {"expression": match.group().strip()})
+    except ToolError:
+        return None
+    return Computation(intent="arithmetic", result=result)
+
+
+def plan_computation(question: str, passages: list[Passage]) -> Computation | None:
+    """The tool call the question needs with operands from the passages, or None when none applies."""
+    intent = computation_intent(question)
+    if intent in ("years", "days"):
+        return _date_span(question, passages, intent)
+    if intent == "convert":
+        return _conversion(question, passages)
+    if intent == "arithmetic":
+        return _arithmetic(question)
+    return None
+
+
+def _marker(numbers: list[int]) -> str:
+    return "".join(f"[{n}]" for n in numbers)
+
+
+def computed_answer(question: str, computation: Computation) -> DraftAnswer:
+    """The operand sentences with their citations, then the computation and its result."""
+    zh = detect_language(question) == "zh"
+    quoted = []
+    for operand in computation.operands:
+        sentence = operand.sentence.rstrip("。.!！?？")
+        quoted.append(f"{sentence}{_marker([operand.passage])}{'。' if zh else '.'}")
+    shown = computation.result.shown
+    if zh and computation.intent in ("years", "days"):
+        shown = shown.replace(" years", " 年").replace(" days", " 天")
+    cite = _marker(computation.cited)
+    if zh:
+        text = ("根据资料：" + "".join(quoted) if quoted else "") + f"计算：{shown}{cite}。"
+    else:
+        text = (
+            "According to the documents: " + " ".join(quoted) + " " if quoted else ""
+        ) + f"Computed: {shown}{cite}."
+    return DraftAnswer(answer=text.strip(), insufficient=False)
