@@ -28,6 +28,11 @@ def _filters(state: AgentState) -> dict[str, Any] | None:
     return filters.model_dump(mode="json") if filters is not None else None
 
 
+def _scope(state: AgentState, context: AgentContext) -> str:
+    """The mode and the brain that answered: an offline answer is not reused for a model's, or back."""
+    return f"{mode_of(state, context)}|{context.brain.name}"
+
+
 def _vector(context: AgentContext, question: str) -> Any:
     if context.cache is None or context.cache.semantic_threshold >= 1.0:
         return None
@@ -40,7 +45,7 @@ def lookup_cache(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
         return {}
     started = time.perf_counter()
     question = question_of(state)
-    hit = context.cache.lookup(question, mode_of(state, context), _filters(state), _vector(context, question))
+    hit = context.cache.lookup(question, _scope(state, context), _filters(state), _vector(context, question))
     if hit is None:
         return {"trace": [event("lookup_cache", started, context, Decision.CACHE_MISS)]}
     detail = "exact" if hit.kind == "exact" else f"semantic {hit.similarity:.3f}: {hit.question}"
@@ -72,6 +77,6 @@ def cache_answer(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
     }
     payload["answer"] = state.get("answer")
     context.cache.store(
-        question, mode_of(state, context), _filters(state), payload, _vector(context, question)
+        question, _scope(state, context), _filters(state), payload, _vector(context, question)
     )
     return {}
