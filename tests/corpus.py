@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from core.chunks import Chunk
 
 DOCS: list[tuple[str, str, str, str]] = [
@@ -57,3 +59,17 @@ def corpus_chunks() -> list[Chunk]:
             )
         )
     return chunks
+
+
+def index_of_files(tmp_path_factory, embedder, files: dict[str, str]) -> Path:
+    """An index folder built by the real ingest pipeline from ``{file name: text}`` written to disk."""
+    from config import load_settings
+    from ingestion.pipeline import ingest_paths
+
+    docs = tmp_path_factory.mktemp("docs")
+    for name, text in files.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    folder = tmp_path_factory.mktemp("index")
+    settings = load_settings(index_dir=folder, embedder="use-multilingual")
+    ingest_paths([docs], settings, embedder, index_dir=folder, progress=False)
+    return folder

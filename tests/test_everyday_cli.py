@@ -16,6 +16,7 @@ import pytest
 from config import load_settings, unknown_env_names
 from ingestion.pipeline import ingest_paths
 from main import split_global_options
+from tests.corpus import index_of_files
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,12 +34,7 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def index_dir(tmp_path_factory, embedder) -> Path:
-    docs = tmp_path_factory.mktemp("docs")
-    for name, text in DOCS.items():
-        (docs / name).write_text(text, encoding="utf-8")
-    folder = tmp_path_factory.mktemp("index")
-    ingest_paths([docs], load_settings(index_dir=folder), embedder, index_dir=folder, progress=False)
-    return folder
+    return index_of_files(tmp_path_factory, embedder, DOCS)
 
 
 def cli(*args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProcess:

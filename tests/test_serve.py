@@ -19,6 +19,7 @@ import pytest
 
 from config import load_settings
 from ingestion.pipeline import ingest_paths
+from tests.corpus import index_of_files
 
 pytestmark = pytest.mark.slow
 
@@ -90,13 +91,7 @@ class Server:
 
 @pytest.fixture(scope="module")
 def index_dir(tmp_path_factory, embedder) -> Path:
-    docs = tmp_path_factory.mktemp("docs")
-    for name, text in DOCS.items():
-        (docs / name).write_text(text, encoding="utf-8")
-    folder = tmp_path_factory.mktemp("index")
-    settings = load_settings(index_dir=folder, embedder="use-multilingual")
-    ingest_paths([docs], settings, embedder, index_dir=folder, progress=False)
-    return folder
+    return index_of_files(tmp_path_factory, embedder, DOCS)
 
 
 @pytest.fixture(scope="module")

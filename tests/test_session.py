@@ -16,6 +16,7 @@ from config import load_settings
 from ingestion.pipeline import ingest_paths
 from memory.checkpointer import open_checkpointer
 from memory.threads import list_threads, show_thread
+from tests.corpus import index_of_files
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = str(ROOT / "main.py")
@@ -46,13 +47,7 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def index_dir(tmp_path_factory, embedder) -> Path:
-    docs = tmp_path_factory.mktemp("docs")
-    for name, text in DOCS.items():
-        (docs / name).write_text(text, encoding="utf-8")
-    folder = tmp_path_factory.mktemp("index")
-    settings = load_settings(index_dir=folder, embedder="use-multilingual")
-    ingest_paths([docs], settings, embedder, index_dir=folder, progress=False)
-    return folder
+    return index_of_files(tmp_path_factory, embedder, DOCS)
 
 
 def session_env(index_dir: Path, checkpoint_db: Path) -> dict[str, str]:
