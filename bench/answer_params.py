@@ -1,14 +1,20 @@
 """Choose the offline answer writer's parameters on named dev slices, never on the reported queries.
 
 Usage:
-    python bench/answer_params.py [--reranker lexical] [--cache eval_out/answer_params_cache.json]
+    python bench/answer_params.py [--reranker lexical] [--grid] [--errors SET] [--held-out]
 
-Runs the agentic graph once per dev question to get the passages the writer would see (cached), then
-scores the writer alone under each setting of ``CLOSE_TO_BEST`` and ``LENGTH_BUDGET``: answer_has_gold,
-answer_in_context and the median answer length. Dev slices (disjoint from what docs/evaluation.md
-reports, which uses the first 200 queries of CMRC/DRCD and the whole RGB sets):
-CMRC 2018 trial queries 500-599, DRCD dev queries 1000-1099 (Chinese) and HotpotQA (English answers;
-its retrieval figures are reported, its answers are not a target).
+Runs the agentic graph once per dev question to get the passages the writer would see (cached per set
+and reranker under eval_out/answer_dev/), then scores the writer alone: answer_has_gold,
+answer_in_context, their ratio, the median answer length and (RGB) how often the answer repeats the
+planted wrong fact. ``--grid`` scores each setting of ``CLOSE_TO_BEST`` and ``LENGTH_BUDGET``;
+``--errors SET`` prints the dev questions whose answer misses a gold answer the context holds.
+
+Dev slices (disjoint from what docs/evaluation.md reports for CMRC/DRCD, the first 200 queries):
+CMRC 2018 trial queries 500-599, DRCD dev queries 1000-1099 (Chinese), HotpotQA (English answers; its
+retrieval figures are reported, its answers are not a target), and the even-numbered half of each RGB
+fact set (queries 0, 2, 4, ... of the file); and our own news-snippet set, tests/data/news_answers.jsonl
+(24 questions, zh and en, written and frozen before the rules it judges). ``--held-out`` scores the odd half of the RGB sets instead:
+the figure to report for RGB alongside the harness's whole-set run.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import itertools
 import json
 import statistics
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,8 +33,13 @@ if str(ROOT) not in sys.path:
 
 from config import load_settings  # noqa: E402
 from core.schemas import Passage  # noqa: E402
-from evaluators.datasets import load_dataset, resolve_dataset_dir  # noqa: E402
-from evaluators.metrics import answer_has_gold, answer_in_context  # noqa: E402
+from evaluators.datasets import (  # noqa: E402
+    has_counterfactuals,
+    load_dataset,
+    plant_counterfactuals,
+    resolve_dataset_dir,
+)
+from evaluators.metrics import answer_has_gold, answer_in_context, misled  # noqa: E402
 from evaluators.modes import prepare_index  # noqa: E402
 from graph.builder import build_graph  # noqa: E402
 from graph.run import ask  # noqa: E402
@@ -35,61 +47,106 @@ from nodes.context import build_context  # noqa: E402
 from providers.offline_brain import answer as writer  # noqa: E402
 from providers.offline_brain.meaning import Meaning  # noqa: E402
 
-DEV = {"cmrc2018_trial": (500, 600), "drcd_dev": (1000, 1100), "hotpotqa_hipporag100": (0, 100)}
+Pick = Callable[[int], bool]
+DEV: dict[str, Pick] = {
+    "cmrc2018_trial": lambda i: 500 <= i < 600,
+    "drcd_dev": lambda i: 1000 <= i < 1100,
+    "hotpotqa_hipporag100": lambda i: True,
+    "rgb_zh_fact": lambda i: i % 2 == 0,
+    "rgb_en_fact": lambda i: i % 2 == 0,
+}
+HELD_OUT: dict[str, Pick] = {"rgb_zh_fact": lambda i: i % 2 == 1, "rgb_en_fact": lambda i: i % 2 == 1}
+LABELLED = ROOT / "tests" / "data" / "news_answers.jsonl"  # our own news-snippet set, frozen before the rules
 
 
-def collect(reranker: str, cache: Path) -> dict[str, list[dict]]:
-    if cache.exists():
-        return json.loads(cache.read_text(encoding="utf-8"))
-    out: dict[str, list[dict]] = {}
-    settings = load_settings(reranker=reranker, brain="offline")
-    app = build_graph()
-    for name, (start, end) in DEV.items():
-        dataset = load_dataset(resolve_dataset_dir(name), require_corpus=True)
-        context = build_context(settings, index_dir=prepare_index(dataset, settings, None, False))
-        rows = []
-        for query in dataset.queries[start:end]:
+def labelled() -> list[dict]:
+    """The frozen news-snippet set as writer inputs (each item's passages numbered in order)."""
+    rows = []
+    for line in LABELLED.read_text(encoding="utf-8").splitlines():
+        item = json.loads(line)
+        passages = [
+            {"number": n, "chunk_id": f"{item['id']}-{n}", "source": item["id"], "heading": "", "text": text}
+            for n, text in enumerate(item["passages"], start=1)
+        ]
+        rows.append({"question": item["question"], "answers": item["answers"], "passages": passages})
+    return rows
+
+
+def collect(name: str, pick: Pick, reranker: str, folder: Path) -> list[dict]:
+    """The writer's inputs for the picked queries of one set: question, answers, passages (cached)."""
+    cache = folder / f"{name}-{reranker}.json"
+    rows: dict[str, dict] = json.loads(cache.read_text(encoding="utf-8")) if cache.exists() else {}
+    dataset = load_dataset(resolve_dataset_dir(name), require_corpus=True)
+    if has_counterfactuals(dataset):
+        dataset = plant_counterfactuals(dataset)
+    wanted = [q for i, q in enumerate(dataset.queries) if pick(i)]
+    todo = [q for q in wanted if q.id not in rows]
+    if todo:
+        settings = load_settings(reranker=reranker, brain="offline")
+        settings, index = prepare_index(dataset, settings, None, False)
+        context = build_context(settings.model_copy(update={"answer_cache": False}), index_dir=index)
+        app = build_graph()
+        for query in todo:
             result = ask(app, query.question, context=context, mode="agentic")
-            rows.append(
-                {
-                    "question": query.question,
-                    "answers": query.answers,
-                    "passages": [p.model_dump() for p in result.passages],
-                }
-            )
+            rows[query.id] = {
+                "question": query.question,
+                "answers": query.answers,
+                "fake": query.meta.get("fakeanswer"),
+                "passages": [p.model_dump() for p in result.passages],
+            }
         context.retrievers.index.close()
-        out[name] = rows
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps(out, ensure_ascii=False), encoding="utf-8")
-    return out
+        folder.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
+    return [rows[q.id] for q in wanted]
+
+
+def score(rows: list[dict], meaning: Meaning, errors: bool = False) -> tuple[float, float, float, float, float]:
+    """answer_has_gold, answer_in_context, ratio, median length, misled rate of the current writer."""
+    has, ctx, lengths, fooled = [], [], [], []
+    for row in rows:
+        passages = [Passage.model_validate(p) for p in row["passages"]]
+        text = writer.extractive_answer(row["question"], passages, meaning=meaning).answer
+        hit = answer_has_gold(text, row["answers"]) or 0.0
+        there = answer_in_context("\n".join(p.text for p in passages), row["answers"]) or 0.0
+        has.append(hit)
+        ctx.append(there)
+        lengths.append(len(text))
+        if row.get("fake"):
+            fooled.append(misled(text, row["answers"], row["fake"]) or 0.0)
+        if errors and there and not hit:
+            print(f"\nQ: {row['question']}\nGOLD: {row['answers']}\nA: {text}")
+    h, c = statistics.mean(has), statistics.mean(ctx)
+    return h, c, h / c if c else 0.0, statistics.median(lengths), statistics.mean(fooled) if fooled else 0.0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reranker", default="lexical")
-    parser.add_argument("--cache", type=Path, default=Path("eval_out/answer_params_cache.json"))
+    parser.add_argument("--cache", type=Path, default=Path("eval_out/answer_dev"))
+    parser.add_argument("--grid", action="store_true", help="score every CLOSE_TO_BEST x LENGTH_BUDGET")
+    parser.add_argument("--errors", metavar="SET", help="print this dev set's misses")
+    parser.add_argument("--held-out", action="store_true", help="score the RGB halves kept out of dev")
+    parser.add_argument("--sets", help="comma-separated subset of the sets")
     args = parser.parse_args(argv)
-    data = collect(args.reranker, args.cache)
+    sets = HELD_OUT if args.held_out else DEV
+    if args.sets:
+        sets = {k: v for k, v in sets.items() if k in args.sets.split(",")}
+    data = {name: collect(name, pick, args.reranker, args.cache) for name, pick in sets.items()}
+    if not args.held_out and (not args.sets or "news_answers" in args.sets.split(",")):
+        data["news_answers"] = labelled()
     from retrievers.factory import embedder_for
 
     meaning = Meaning(embedder_for(load_settings()))
-    print(f"{'set':<22}{'close':>6}{'zh/en budget':>14}{'has_gold':>10}{'in_ctx':>8}{'ratio':>7}{'p50':>6}")
-    for close, budget in itertools.product((0.5, 0.65, 0.8), ((130, 250), (110, 230), (90, 200))):
+    settings = [(writer.CLOSE_TO_BEST, (writer.LENGTH_BUDGET["zh"], writer.LENGTH_BUDGET["en"]))]
+    if args.grid:
+        settings = list(itertools.product((0.5, 0.65, 0.8), ((130, 250), (110, 230), (90, 200))))
+    print(f"{'set':<22}{'close':>6}{'zh/en budget':>14}{'has_gold':>10}{'in_ctx':>8}{'ratio':>7}{'p50':>6}{'misled':>8}")
+    for close, budget in settings:
         writer.CLOSE_TO_BEST = close
         writer.LENGTH_BUDGET = {"zh": budget[0], "en": budget[1]}
         for name, rows in data.items():
-            has, ctx, lengths = [], [], []
-            for row in rows:
-                passages = [Passage.model_validate(p) for p in row["passages"]]
-                text = writer.extractive_answer(row["question"], passages, meaning=meaning).answer
-                has.append(answer_has_gold(text, row["answers"]) or 0.0)
-                ctx.append(answer_in_context("\n".join(p.text for p in passages), row["answers"]) or 0.0)
-                lengths.append(len(text))
-            h, c = statistics.mean(has), statistics.mean(ctx)
-            print(
-                f"{name:<22}{close:>6}{budget!s:>14}{h:>10.3f}{c:>8.3f}{h / c if c else 0:>7.2f}"
-                f"{statistics.median(lengths):>6.0f}"
-            )
+            h, c, ratio, p50, fooled = score(rows, meaning, errors=args.errors == name)
+            print(f"{name:<22}{close:>6}{budget!s:>14}{h:>10.3f}{c:>8.3f}{ratio:>7.2f}{p50:>6.0f}{fooled:>8.3f}")
     return 0
 
 
