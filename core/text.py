@@ -19,8 +19,19 @@ CJK_RE = re.compile(rf"[{CJK}]")
 # ``[3]`` or ``[1, 2]`` / ``[1，2]``: the citation markers answers carry.
 CITATION_RE = re.compile(r"\[(\d{1,3}(?:\s*[,，]\s*\d{1,3})*)\]")
 _LEADING_CITATIONS_RE = re.compile(r"^(?:\s*\[\d{1,3}(?:\s*[,，]\s*\d{1,3})*\])+")
-_SENTENCE_END_RE = re.compile(r"(?<=[。！？；!?;])\s*|(?<=[.])\s+(?=[A-Z0-9\u4e00-\u9fff\"“(\[])|\n+")
-_ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|vs|Dr|Mr|Mrs|Ms|Fig|No|cf|approx)\.$", re.IGNORECASE)
+# a sentence ends after 。！？；!?; (with the closing quote or bracket that follows them), or after '.'
+# and a space before what can start a sentence
+_SENTENCE_END_RE = re.compile(
+    r"(?<=[。！？；!?;])(?![”’」』）)\]\"'。！？])\s*|(?<=[。！？!?][”’」』）)\]\"'])\s*"
+    r"|(?<=[.])\s+(?=[A-Z0-9\u4e00-\u9fff\"“(\[])|\n+"
+)
+# a '.' that ends one of these does not end the sentence: abbreviations, titles, months ("Jan. 5"),
+# an initial ("Niels B. Christiansen") and dotted abbreviations ("U.S.")
+_ABBREVIATIONS = re.compile(
+    r"(?:\b(?:e\.g|i\.e|etc|vs|Dr|Mr|Mrs|Ms|Prof|St|Jr|Sr|Inc|Ltd|Co|Corp|Gen|Gov|Sen|Rep|Fig|No|cf|approx"
+    r"|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)|(?<![\w.])(?-i:[A-Z])|\b(?:[A-Za-z]\.)+[A-Za-z])\.$",
+    re.IGNORECASE,
+)
 
 _jieba_lock = threading.Lock()
 

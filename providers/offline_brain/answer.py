@@ -24,9 +24,10 @@ from core.text import contains_cjk, detect_language
 from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.decompose import decompose
 from providers.offline_brain.extractive import split_sentences
+from providers.offline_brain.facts import compatible, facts, has_kind, split_dateline, wanted
 from providers.offline_brain.judge import SEMANTIC_MATCH, semantic_match
 from providers.offline_brain.meaning import Meaning
-from providers.offline_brain.words import missing_words, pos_tags
+from providers.offline_brain.words import missing_words
 
 MAX_SENTENCES = 3
 # Chosen with bench/answer_params.py on dev slices disjoint from the reported queries (CMRC 2018 trial
@@ -34,6 +35,8 @@ MAX_SENTENCES = 3
 CLOSE_TO_BEST = 0.65  # a further sentence must score at least this share of the best one
 LENGTH_BUDGET = {"zh": 130, "en": 250}  # characters of answer text a further sentence may fill
 TYPE_BONUS = 0.15
+AGREE_BONUS = 0.3  # the sentence stating the fact most passages back (see agreement())
+FACT_KINDS = {"number", "date", "name", "place"}  # kinds whose facts can be read off a sentence
 WRONG_KIND = 0.7  # "how many" answered by a sentence without any number: score kept at this share
 _LANGUAGE_NAME = {("zh", "en"): "英文", ("en", "zh"): "Chinese"}
 # What the writer adds around copied sentences; verification strips or skips these (no claim in them).
@@ -42,54 +45,11 @@ LEAD_RE = re.compile(
 )
 NOT_A_CLAIM_RE = re.compile(r"^(?:根据现有资料无法确定|This cannot be determined from the documents)")
 
-# ---- what the question asks for -------------------------------------------------------------------
-
-_WANTS = {
-    "number": re.compile(
-        r"\bhow (?:many|much|long|old|big|large|far|tall|high|often)\b|多少|几[个次年天种位岁名]?|多[长大高久远重]",
-        re.IGNORECASE,
-    ),
-    "date": re.compile(
-        r"\bwhen\b|\bwhat (?:year|date|day|time)\b|\bwhich year\b|何时|什么时候|哪一?年|哪一?天|几月|几号",
-        re.IGNORECASE,
-    ),
-    "name": re.compile(r"\bwho(?:m|se)?\b|谁|哪位", re.IGNORECASE),
-    "value": re.compile(
-        r"\bdefault\b|\bvalue\b|\burl\b|\bport\b|\bexit code\b|\bversion\b|默认|取值|地址|端口|退出码|版本",
-        re.IGNORECASE,
-    ),
-}
+_ASKS = re.compile(r"[?？]\s*(?:\[\d+\])?\s*$")
 _ASKS_FOR_CODE = re.compile(
     r"命令|代码|示例|脚本|怎么写|\bcommand\b|\bcode\b|\bsnippet\b|\bexample\b|\bsyntax\b|\bscript\b|\bcli\b",
     re.IGNORECASE,
 )
-_DIGIT = re.compile(r"\d|[一二三四五六七八九十百千万亿两]")
-_DATE = re.compile(r"\b1\d{3}\b|\b20\d{2}\b|\d+\s*年|\d+\s*月|\d+\s*日|[一二三四五六七八九〇零十]+年|世纪")
-_LATIN_NAME = re.compile(r"\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
-_VALUE = re.compile(r"\d|https?://|`[^`]+`|\b[A-Z][A-Z0-9_]{2,}\b")
-
-
-def wanted(question: str) -> set[str]:
-    """The kinds of fact the question asks for (number, date, name, value); empty for other questions."""
-    return {kind for kind, cue in _WANTS.items() if cue.search(question)}
-
-
-def _has_name(sentence: str) -> bool:
-    if _LATIN_NAME.search(sentence) or "《" in sentence:
-        return True
-    if not contains_cjk(sentence):
-        return False
-    return any(flag == "nr" and len(word) >= 2 for word, flag in pos_tags(sentence))
-
-
-def has_kind(sentence: str, kind: str) -> bool:
-    if kind == "number":
-        return bool(_DIGIT.search(sentence))
-    if kind == "date":
-        return bool(_DATE.search(sentence))
-    if kind == "name":
-        return _has_name(sentence)
-    return bool(_VALUE.search(sentence))
 
 
 # ---- what is not an answer sentence ---------------------------------------------------------------
@@ -156,7 +116,11 @@ def candidates(question: str, passages: list[Passage], meaning: Meaning | None) 
     language = detect_language(question)
     rows: list[tuple[int, int, str]] = []
     for p_index, passage in enumerate(passages):
-        for position, raw in enumerate(split_sentences(passage.text)):
+        dateline, body = split_dateline(passage.text)
+        pieces = split_sentences(body)
+        if dateline and pieces and "date" in kinds:
+            pieces[0] = dateline + pieces[0]  # the page's date is evidence only when a date is asked
+        for position, raw in enumerate(pieces):
             if allow_code or is_prose(raw):
                 sentence = clean(raw)
                 if sentence:
@@ -167,18 +131,66 @@ def candidates(question: str, passages: list[Passage], meaning: Meaning | None) 
     found_in = [set(key_terms(r[2])) | headings[r[0]] for r in rows]  # the heading says what it is about
     weight = term_weights(terms, found_in)
     total = sum(weight.values())
-    for (p_index, position, sentence), sim, found in zip(rows, sims, found_in, strict=True):
+    scored = []
+    for (_, _, sentence), sim, found in zip(rows, sims, found_in, strict=True):
         cov = sum(weight[t] for t in terms if t in found) / total if total else 0.0
         topical = max(cov, semantic_match(sim))  # on the question at all (the sufficiency scale)
         # which sentence answers: words and meaning together in the question's language; meaning
         # alone for a sentence in the other language, where no word can match
         by_meaning = max(0.0, sim) / (2 * SEMANTIC_MATCH)
         match = (cov + by_meaning) / 2 if cov or detect_language(sentence) == language else by_meaning
-        fits = sum(has_kind(sentence, kind) for kind in kinds) / len(kinds) if kinds else 0.0
+        scored.append((match, topical))
+    stated = [_stated(r[2], kinds, question) for r in rows]
+    agree = agreement(rows, stated, scored)
+    for (p_index, position, sentence), (match, topical), said, agreed in zip(
+        rows, scored, stated, agree, strict=True
+    ):
+        if not kinds:
+            fits = 0.0
+        else:
+            fits = sum(bool(said) if k in FACT_KINDS else has_kind(sentence, k) for k in kinds) / len(kinds)
         prior = 0.1 / (1 + p_index)  # the reranker put this passage higher
-        score = (match + TYPE_BONUS * fits + prior) * (WRONG_KIND if kinds and not fits else 1.0)
+        if _ASKS.search(sentence):
+            match *= WRONG_KIND  # a question in the evidence restates the question, it does not answer
+        score = (match + TYPE_BONUS * fits + AGREE_BONUS * agreed + prior) * (
+            WRONG_KIND if kinds and not fits else 1.0
+        )
         out.append(Candidate(p_index, position, sentence, score if topical else 0.0, topical))
     return out
+
+
+def _stated(sentence: str, kinds: set[str], question: str) -> dict[str, float]:
+    said: dict[str, float] = {}
+    for kind in kinds & FACT_KINDS:
+        said.update(facts(sentence, kind, question))
+    return said
+
+
+def agreement(
+    rows: list[tuple[int, int, str]], stated: list[dict[str, float]], scored: list[tuple[float, float]]
+) -> list[float]:
+    """How many passages back the best fact each sentence states, as a share of the best-backed fact.
+
+    A fact counts once per passage, with the best match of the passage's sentences stating it (so a
+    passage on the question counts more than one that mentions the fact in passing); planted or stale
+    snippets that state a different value are outvoted when more passages agree on another."""
+    backing: dict[str, dict[int, float]] = {}
+    for (p_index, _, _), said, (match, topical) in zip(rows, stated, scored, strict=True):
+        if not topical:
+            continue
+        for key, precision in said.items():
+            per_passage = backing.setdefault(key, {})
+            per_passage[p_index] = max(per_passage.get(p_index, 0.0), match * precision)
+    support = {key: sum(per_passage.values()) for key, per_passage in backing.items()}
+    # a date agrees with the dates it does not contradict: "2020" backs "May 29, 2020"; a fact's own
+    # precision then ranks the full date above the bare year
+    for key in list(support):
+        if "-" in key or key.isdigit():
+            support[key] = sum(v for other, v in support.items() if compatible(key, other))
+    best = max(support.values(), default=0.0)
+    if not best:
+        return [0.0] * len(rows)
+    return [max((support.get(k, 0.0) * w for k, w in said.items()), default=0.0) / best for said in stated]
 
 
 def _duplicate(sentence: str, chosen: list[Candidate]) -> bool:

@@ -1,0 +1,215 @@
+"""What kind of fact a question asks for, and the facts of that kind a sentence states.
+
+"Who / 谁" asks for a name, "when / 哪一年" for a date, "how many / 多少" for a number, "where / 哪里" for
+a place. A sentence that holds a fact of the asked kind can answer; one that does not, hardly. Facts
+come back as normalised keys ("march 3 2017" and "Mar. 3, 2017" are one date; "1,361万" and "1361万"
+one number) so the writer can count how many passages state the same one: news snippets disagree, and a
+fact several passages state beats one stated once. What the question itself states ("in 2019", the
+name it asks about) is never the answer, so it is left out.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from core.text import contains_cjk
+from core.tokenize import EN_STOPWORDS
+from providers.offline_brain.words import pos_tags
+
+_MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+_MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sept?(?:ember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+_DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
+_YEAR = r"(?:1[5-9]\d\d|20\d\d)"
+
+_WANTS = {
+    "number": re.compile(
+        r"\bhow (?:many|much|long|old|big|large|far|tall|high|often)\b"
+        r"|\b(?:revenue|population|budget|price|cost|salary|score|percentage|turnover)\b"
+        r"|多少|几[个次年天种位岁名枚座家所]?|多[长大高久远重]|人口|票房|营收|收入|价格|比分|金额|排名第",
+        re.IGNORECASE,
+    ),
+    "date": re.compile(
+        r"\bwhen\b|\bwhat (?:year|date|day|time)\b|\bwhich (?:year|date|day)\b|\bin what year\b"
+        r"|\b(?:release|premiere|launch|opening|air|birth) ?date\b|\bdate of\b"
+        r"|何时|什么时候|哪一?年|哪一?天|几月|几号|日期|时间是",
+        re.IGNORECASE,
+    ),
+    "name": re.compile(
+        r"\bwho(?:m|se)?\b|\bwhich (?:team|company|club|firm|player|actor|actress|person|band|group|brand|"
+        r"film|movie|book|song|album|game|party|candidate|driver|athlete|singer|director|university)\b"
+        r"|谁|哪位|哪[个家支部只名所款]",
+        re.IGNORECASE,
+    ),
+    "place": re.compile(
+        r"\bwhere\b|\bwhich (?:city|country|state|province|town|place|venue|stadium|nation|region)\b"
+        r"|\bin what (?:city|country)\b|哪里|哪儿|在哪|何地|何处|哪[个座一]?(?:城市|国家|省|地方|地区|国)",
+        re.IGNORECASE,
+    ),
+    "value": re.compile(
+        r"\bdefault\b|\bvalue\b|\burl\b|\bport\b|\bexit code\b|\bversion\b|默认|取值|地址|端口|退出码|版本",
+        re.IGNORECASE,
+    ),
+}
+_DIGIT = re.compile(r"\d|[一二三四五六七八九十百千万亿两]")
+_DATE_MARK = re.compile(
+    r"\b1\d{3}\b|\b20\d{2}\b|\d+\s*年|\d+\s*月|\d+\s*日|[一二三四五六七八九〇零十]+年|世纪"
+)
+_VALUE = re.compile(r"\d|https?://|`[^`]+`|\b[A-Z][A-Z0-9_]{2,}\b")
+
+_EN_DATES = [
+    re.compile(rf"\b(?P<m>{_MONTH})\.?\s+(?P<d>{_DAY}),?\s+(?P<y>{_YEAR})\b"),  # May 29, 2020
+    re.compile(rf"\b(?P<d>{_DAY})\s+(?P<m>{_MONTH})\.?,?\s+(?P<y>{_YEAR})\b"),  # 29 May 2020
+    re.compile(rf"\b(?P<m>{_MONTH})\.?,?\s+(?P<y>{_YEAR})\b"),  # December 2015
+    re.compile(rf"\b(?P<y>{_YEAR})-(?P<mm>[01]?\d)-(?P<d>[0-3]?\d)\b"),  # 2020-05-29
+    re.compile(rf"(?<![\d.,$])\b(?P<y>{_YEAR})\b(?![.,]?\d)"),  # 2015
+]
+_ZH_DATE = re.compile(r"(?:(?P<y>\d{4})\s*年)?\s*(?:(?P<mm>\d{1,2})\s*月)?\s*(?:(?P<d>\d{1,2})\s*[日号])?")
+_NUMBER = re.compile(
+    r"(?<![\w.])[$€£¥]?\s?(?P<n>\d+(?:[,，]\d{3})*(?:\.\d+)?)\s*"
+    r"(?P<u>%|％|万亿|千万|百万|万|亿|千|百|(?:million|billion|trillion|thousand|percent)\b)?"
+    r"(?!\s*(?:年|月|日|号))",
+    re.IGNORECASE,
+)
+_CAPITALISED = re.compile(
+    r"(?:[A-Z]\.|[A-Z][\w'’&-]*)(?:\s+(?:(?:van|von|de|der|den|da|di|du|del|la|le|bin|al|of|the|and)\s+)*"
+    r"(?:[A-Z]\.|[A-Z][\w'’&-]*))*"
+)
+_ZH_NAME_FLAGS = ("nr", "nt", "nz")
+_ZH_PLACE_FLAGS = ("ns",)
+_TITLE = re.compile(r"《([^》]{1,40})》")
+# how much a fact of this precision counts: a full date says more than a year alone (set by hand)
+_PRECISION = {3: 1.0, 2: 0.8, 1: 0.6}
+
+
+_DATELINE = re.compile(
+    rf"^\s*(?:{_MONTH}\.?\s+{_DAY},?\s+{_YEAR}|\d{{4}}年\d{{1,2}}月\d{{1,2}}日|\d{{4}}-\d{{1,2}}-\d{{1,2}})\s*(?:\.{{2,}}|…+)\s*"
+)
+
+
+def split_dateline(text: str) -> tuple[str, str]:
+    """A news snippet's leading date ("Sep 13, 2016 ... ") and the rest: the date the page was
+    written, which says when only for a sentence reporting the event that day."""
+    found = _DATELINE.match(text)
+    return (found.group(0), text[found.end() :]) if found else ("", text)
+
+
+def compatible(a: str, b: str) -> bool:
+    """Two date keys that do not contradict each other: "2020" and "2020-5-29", not "2020-5" and "2019-5"."""
+    return a == b or a.startswith(b + "-") or b.startswith(a + "-")
+
+
+def wanted(question: str) -> set[str]:
+    """The kinds of fact the question asks for (number, date, name, place, value); empty for others.
+
+    A date question is not also a number question ("how many years ago" aside, "哪一年" holds 几)."""
+    kinds = {kind for kind, cue in _WANTS.items() if cue.search(question)}
+    if "date" in kinds and "number" in kinds and not re.search(r"\bhow (?:many|much)\b|多少", question):
+        kinds.discard("number")
+    if "place" in kinds:
+        kinds.discard("name")  # 哪个城市 / which city: the place cue is the more specific one
+    return kinds
+
+
+def has_kind(sentence: str, kind: str) -> bool:
+    """The sentence states something of this kind at all (facts the question states included)."""
+    if kind == "number":
+        return bool(_DIGIT.search(sentence))
+    if kind == "date":
+        return bool(_DATE_MARK.search(sentence))
+    if kind in ("name", "place"):
+        return bool(facts(sentence, kind, ""))
+    return bool(_VALUE.search(sentence))
+
+
+def facts(sentence: str, kind: str, question: str) -> dict[str, float]:
+    """Facts of ``kind`` the sentence states and the question does not: normalised key -> weight
+    (a date's precision; 1.0 otherwise)."""
+    if kind == "date":
+        found = _dates(sentence)
+        stated = set(_dates(question))
+    elif kind == "number":
+        found = {key: 1.0 for key in _numbers(sentence)}
+        stated = set(_numbers(question)) | set(_dates(question))
+    elif kind in ("name", "place"):
+        found = {key: 1.0 for key in _names(sentence, kind)}
+        asked = _question_words(question)
+        return {k: w for k, w in found.items() if not set(k.split()) <= asked and k not in asked}
+    else:
+        return {}
+    return {k: w for k, w in found.items() if k not in stated}
+
+
+def _dates(text: str) -> dict[str, float]:
+    found: dict[str, float] = {}
+    taken: list[tuple[int, int]] = []
+    for pattern in _EN_DATES:
+        for m in pattern.finditer(text):
+            if any(a <= m.start() < b for a, b in taken):
+                continue
+            taken.append(m.span())
+            parts = m.groupdict()
+            month = parts.get("mm") or (
+                str(_MONTHS.index(parts["m"][:3].lower()) + 1) if parts.get("m") else None
+            )
+            day = re.sub(r"\D", "", parts.get("d") or "") or None
+            _add_date(found, parts["y"], month, day)
+    for m in _ZH_DATE.finditer(text):
+        if m.group(0).strip() and (m.group("y") or m.group("mm")):
+            if any(a <= m.start() < b for a, b in taken):
+                continue
+            _add_date(found, m.group("y"), m.group("mm"), m.group("d"))
+    return found
+
+
+def _add_date(found: dict[str, float], year: str | None, month: str | None, day: str | None) -> None:
+    key = year or "?"
+    key += f"-{int(month)}" if month else ""
+    key += f"-{int(day)}" if day and month else ""
+    precision = sum(1 for part in (year, month, day and month) if part)
+    if precision:
+        found[key] = max(found.get(key, 0.0), _PRECISION[precision])
+
+
+def _numbers(text: str) -> list[str]:
+    out = []
+    for m in _NUMBER.finditer(text):
+        value = m.group("n").replace(",", "").replace("，", "")
+        unit = (m.group("u") or "").lower().replace("％", "%").replace("percent", "%")
+        if re.fullmatch(_YEAR, value) and not unit:
+            continue  # a bare year is a date, not an amount
+        out.append(value + unit)
+    return list(dict.fromkeys(out))
+
+
+@lru_cache(maxsize=4096)
+def _question_words(question: str) -> frozenset[str]:
+    words = re.findall(r"[\w'’-]+", question.lower())
+    if contains_cjk(question):
+        words += [w for w, _ in pos_tags(question)]
+    return frozenset(words)
+
+
+def _names(sentence: str, kind: str) -> list[str]:
+    out = [t for t in _TITLE.findall(sentence)] if kind == "name" else []
+    for m in _CAPITALISED.finditer(sentence):
+        words = m.group(0).split()
+        while words and (words[0].lower().strip(".") in EN_STOPWORDS or words[0].lower()[:3] in _MONTHS):
+            words = words[1:]  # "The", "In", a month: not a name
+        while words and words[-1].lower() in ("of", "the", "and"):
+            words = words[:-1]
+        if words and not (len(words) == 1 and len(words[0]) < 2):
+            out.append(" ".join(words).rstrip(".").lower())
+    if contains_cjk(sentence):
+        flags = _ZH_NAME_FLAGS if kind == "name" else _ZH_PLACE_FLAGS
+        tagged = pos_tags(sentence)
+        for i, (word, flag) in enumerate(tagged):
+            if not flag.startswith(flags):
+                continue
+            if flag.startswith("nr") and len(word) == 1 and i + 1 < len(tagged):
+                following = tagged[i + 1][0]  # 李 + 明远: jieba cuts an unknown given name off its surname
+                if contains_cjk(following) and len(following) <= 2:
+                    word += following
+            if len(word) >= 2:
+                out.append(word)
+    return list(dict.fromkeys(out))
