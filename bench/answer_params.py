@@ -1,12 +1,13 @@
 """Choose the offline answer writer's parameters on named dev slices, never on the reported queries.
 
 Usage:
-    python bench/answer_params.py [--reranker lexical] [--grid] [--errors SET] [--held-out]
+    python bench/answer_params.py [--reranker lexical] [--grid NAME=V1,V2 ...] [--errors SET] [--held-out]
 
 Runs the agentic graph once per dev question to get the passages the writer would see (cached per set
 and reranker under eval_out/answer_dev/), then scores the writer alone: answer_has_gold,
 answer_in_context, their ratio, the median answer length and (RGB) how often the answer repeats the
-planted wrong fact. ``--grid`` scores each setting of ``CLOSE_TO_BEST`` and ``LENGTH_BUDGET``;
+planted wrong fact. ``--grid NAME=V1,V2`` scores each value of a writer parameter (``CLOSE_TO_BEST=0.5,0.65``,
+``LENGTH_BUDGET={"zh":130,"en":250},{"zh":110,"en":230}``, ``AGREE_BONUS=0.2,0.4``);
 ``--errors SET`` prints the dev questions whose answer misses a gold answer the context holds.
 
 Dev slices (disjoint from what docs/evaluation.md reports for CMRC/DRCD, the first 200 queries):
@@ -100,7 +101,9 @@ def collect(name: str, pick: Pick, reranker: str, folder: Path) -> list[dict]:
     return [rows[q.id] for q in wanted]
 
 
-def score(rows: list[dict], meaning: Meaning, errors: bool = False) -> tuple[float, float, float, float, float]:
+def score(
+    rows: list[dict], meaning: Meaning, errors: bool = False
+) -> tuple[float, float, float, float, float]:
     """answer_has_gold, answer_in_context, ratio, median length, misled rate of the current writer."""
     has, ctx, lengths, fooled = [], [], [], []
     for row in rows:
@@ -123,11 +126,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reranker", default="lexical")
     parser.add_argument("--cache", type=Path, default=Path("eval_out/answer_dev"))
-    parser.add_argument("--grid", action="store_true", help="score every CLOSE_TO_BEST x LENGTH_BUDGET")
+    parser.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2",
+        help="score each value of a writer parameter (repeatable: every combination), e.g. AGREE_BONUS=0.2,0.4",
+    )
     parser.add_argument("--errors", metavar="SET", help="print this dev set's misses")
     parser.add_argument("--held-out", action="store_true", help="score the RGB halves kept out of dev")
     parser.add_argument("--sets", help="comma-separated subset of the sets")
     args = parser.parse_args(argv)
+    args.vary = [g.split("=", 1)[0] for g in args.grid]
+    args.values = [json.loads(f"[{g.split('=', 1)[1]}]") for g in args.grid]
     sets = HELD_OUT if args.held_out else DEV
     if args.sets:
         sets = {k: v for k, v in sets.items() if k in args.sets.split(",")}
@@ -137,16 +148,15 @@ def main(argv: list[str] | None = None) -> int:
     from retrievers.factory import embedder_for
 
     meaning = Meaning(embedder_for(load_settings()))
-    settings = [(writer.CLOSE_TO_BEST, (writer.LENGTH_BUDGET["zh"], writer.LENGTH_BUDGET["en"]))]
-    if args.grid:
-        settings = list(itertools.product((0.5, 0.65, 0.8), ((130, 250), (110, 230), (90, 200))))
-    print(f"{'set':<22}{'close':>6}{'zh/en budget':>14}{'has_gold':>10}{'in_ctx':>8}{'ratio':>7}{'p50':>6}{'misled':>8}")
-    for close, budget in settings:
-        writer.CLOSE_TO_BEST = close
-        writer.LENGTH_BUDGET = {"zh": budget[0], "en": budget[1]}
+    grid = [dict(zip(args.vary, values, strict=True)) for values in itertools.product(*args.values)]
+    print(f"{'set':<22}{'setting':<40}{'has_gold':>9}{'in_ctx':>8}{'ratio':>7}{'p50':>6}{'misled':>8}")
+    for setting in grid:
+        for name, value in setting.items():
+            setattr(writer, name, value)
+        shown = " ".join(f"{k}={v}" for k, v in setting.items()) or "current"
         for name, rows in data.items():
             h, c, ratio, p50, fooled = score(rows, meaning, errors=args.errors == name)
-            print(f"{name:<22}{close:>6}{budget!s:>14}{h:>10.3f}{c:>8.3f}{ratio:>7.2f}{p50:>6.0f}{fooled:>8.3f}")
+            print(f"{name:<22}{shown:<40}{h:>9.3f}{c:>8.3f}{ratio:>7.2f}{p50:>6.0f}{fooled:>8.3f}")
     return 0
 
 

@@ -35,7 +35,10 @@ MAX_SENTENCES = 3
 CLOSE_TO_BEST = 0.65  # a further sentence must score at least this share of the best one
 LENGTH_BUDGET = {"zh": 130, "en": 250}  # characters of answer text a further sentence may fill
 TYPE_BONUS = 0.15
-AGREE_BONUS = 0.3  # the sentence stating the fact most passages back (see agreement())
+AGREE_BONUS = 0.6  # the sentence stating the fact most passages back (see agreement())
+AGREE_FLOOR = 0.5  # a sentence votes when its match is at least this share of the best match
+MIN_AGREEING = 2  # passages that must state a fact before agreement counts
+_IS_DATE = re.compile(r"(?:\d{4}|\?)(?:-\d{1,2}){0,2}")
 FACT_KINDS = {"number", "date", "name", "place"}  # kinds whose facts can be read off a sentence
 WRONG_KIND = 0.7  # "how many" answered by a sentence without any number: score kept at this share
 _LANGUAGE_NAME = {("zh", "en"): "英文", ("en", "zh"): "Chinese"}
@@ -175,18 +178,25 @@ def agreement(
     passage on the question counts more than one that mentions the fact in passing); planted or stale
     snippets that state a different value are outvoted when more passages agree on another."""
     backing: dict[str, dict[int, float]] = {}
+    floor = AGREE_FLOOR * max((match for match, topical in scored if topical), default=0.0)
     for (p_index, _, _), said, (match, topical) in zip(rows, stated, scored, strict=True):
-        if not topical:
-            continue
+        if not topical or match < floor:
+            continue  # only sentences close to the best one vote: not every mention of the topic
         for key, precision in said.items():
             per_passage = backing.setdefault(key, {})
             per_passage[p_index] = max(per_passage.get(p_index, 0.0), match * precision)
-    support = {key: sum(per_passage.values()) for key, per_passage in backing.items()}
     # a date agrees with the dates it does not contradict: "2020" backs "May 29, 2020"; a fact's own
     # precision then ranks the full date above the bare year
-    for key in list(support):
-        if "-" in key or key.isdigit():
-            support[key] = sum(v for other, v in support.items() if compatible(key, other))
+    merged: dict[str, dict[int, float]] = {}
+    for key in backing:
+        together: dict[int, float] = {}
+        for other, per_passage in backing.items():
+            if other == key or (_IS_DATE.fullmatch(key) and compatible(key, other)):
+                for p_index, value in per_passage.items():
+                    together[p_index] = max(together.get(p_index, 0.0), value)
+        merged[key] = together
+    # agreement needs two passages: a fact only one passage states gets no more than its match
+    support = {key: sum(per.values()) for key, per in merged.items() if len(per) >= MIN_AGREEING}
     best = max(support.values(), default=0.0)
     if not best:
         return [0.0] * len(rows)

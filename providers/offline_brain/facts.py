@@ -32,18 +32,21 @@ _WANTS = {
     "date": re.compile(
         r"\bwhen\b|\bwhat (?:year|date|day|time)\b|\bwhich (?:year|date|day)\b|\bin what year\b"
         r"|\b(?:release|premiere|launch|opening|air|birth) ?date\b|\bdate of\b"
-        r"|何时|什么时候|哪一?年|哪一?天|几月|几号|日期|时间是",
+        r"|何时|什么时候|哪一?年|哪一?天|几月|几号|日期|时间是|(?:时间|年份)\s*[？?]?\s*$",
         re.IGNORECASE,
     ),
     "name": re.compile(
         r"\bwho(?:m|se)?\b|\bwhich (?:team|company|club|firm|player|actor|actress|person|band|group|brand|"
         r"film|movie|book|song|album|game|party|candidate|driver|athlete|singer|director|university)\b"
-        r"|谁|哪位|哪[个家支部只名所款]",
+        r"|\b(?:director|author|founder|winner|champion|ceo|president)\s*\??\s*$"
+        r"|谁|哪位|哪[个家支部只名所款]|(?:作者|导演|冠军|创始人|总裁|主演|得主|主席|总统|首相)\s*[？?]?\s*$",
         re.IGNORECASE,
     ),
     "place": re.compile(
         r"\bwhere\b|\bwhich (?:city|country|state|province|town|place|venue|stadium|nation|region)\b"
-        r"|\bin what (?:city|country)\b|哪里|哪儿|在哪|何地|何处|哪[个座一]?(?:城市|国家|省|地方|地区|国)",
+        r"|\bin what (?:city|country)\b|\b(?:location|venue|host city|capital)\s*\??\s*$"
+        r"|哪里|哪儿|在哪|何地|何处|哪[个座一]?(?:城市|国家|省|地方|地区|国)"
+        r"|(?:国家|举办国|主办国|城市|地点|首都|所在地)\s*[？?]?\s*$",
         re.IGNORECASE,
     ),
     "value": re.compile(
@@ -78,6 +81,7 @@ _CAPITALISED = re.compile(
 _ZH_NAME_FLAGS = ("nr", "nt", "nz")
 _ZH_PLACE_FLAGS = ("ns",)
 _TITLE = re.compile(r"《([^》]{1,40})》")
+_NAME_DOTS = ("·", "•", "・")  # 罗伯特·唐尼, J·K·罗琳: a transliterated name's parts
 # how much a fact of this precision counts: a full date says more than a year alone (set by hand)
 _PRECISION = {3: 1.0, 2: 0.8, 1: 0.6}
 
@@ -203,13 +207,29 @@ def _names(sentence: str, kind: str) -> list[str]:
     if contains_cjk(sentence):
         flags = _ZH_NAME_FLAGS if kind == "name" else _ZH_PLACE_FLAGS
         tagged = pos_tags(sentence)
+        if kind == "name":
+            out += _dotted_names([word for word, _ in tagged])
         for i, (word, flag) in enumerate(tagged):
             if not flag.startswith(flags):
                 continue
             if flag.startswith("nr") and len(word) == 1 and i + 1 < len(tagged):
-                following = tagged[i + 1][0]  # 李 + 明远: jieba cuts an unknown given name off its surname
-                if contains_cjk(following) and len(following) <= 2:
+                following, tag = tagged[i + 1]  # 李 + 明远: jieba cuts an unknown given name off its surname
+                if contains_cjk(following) and len(following) <= 2 and (tag[:1] == "n" or tag == "a"):
                     word += following
             if len(word) >= 2:
                 out.append(word)
     return list(dict.fromkeys(out))
+
+
+def _dotted_names(words: list[str]) -> list[str]:
+    """Names whose parts jieba cut apart at the middle dot: 罗伯特 · 唐尼 -> 罗伯特·唐尼."""
+    out, i = [], 0
+    while i < len(words):
+        j = i
+        while j + 2 < len(words) and words[j + 1] in _NAME_DOTS and words[j + 2].strip(" ·•・，。"):
+            j += 2
+        name = "".join(words[i : j + 1])
+        if j > i and contains_cjk(name):
+            out.append(name)
+        i = j + 1
+    return out
