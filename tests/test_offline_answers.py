@@ -10,8 +10,10 @@ import pytest
 
 from core.chunks import Chunk, ScoredChunk
 from core.schemas import Passage, QueryAnalysis
+from core.text import split_sentences
 from providers.brain import offline_brain
-from providers.offline_brain.answer import is_prose, wanted
+from providers.offline_brain.answer import is_prose
+from providers.offline_brain.facts import facts, wanted
 from tests.graph_fixtures import make_context
 
 __all__ = ["make_context"]  # the fixture is used by name
@@ -166,7 +168,14 @@ def test_only_prose_is_an_answer_sentence():
         ("When did the Berlin Wall fall?", {"date"}),
         ("《红楼梦》的作者是谁？", {"name"}),
         ("Who designed the bridge?", {"name"}),
+        ("2019年军运会在哪个城市举办？", {"place"}),
+        ("Which country won the most medals?", {"place"}),
+        ("F-35战斗机研发国家", {"place"}),  # no question word: the noun it ends on asks
+        ("Super Bowl 2021 location", {"place"}),
+        ("索尼PlayStation 4发售日期", {"date"}),
+        ("What is the release date of the game?", {"date"}),
         ("什么是混合检索？", set()),
+        ("How does hybrid search merge rankings?", set()),
     ],
 )
 def test_the_kind_of_fact_asked_for(question, kinds):
@@ -223,3 +232,121 @@ def test_meaning_cache_smaller_than_one_call(embedder):
     meaning.similarity("RRF", texts[:2])
     sims = meaning.similarity("RRF", texts)
     assert len(sims) == 6 and sims[:2] == pytest.approx(meaning.similarity("RRF", texts[:2]), abs=1e-4)
+
+
+# ---- news snippets: the fact of the asked kind, the one most passages agree on ----------------------
+
+
+def test_sentences_of_news_snippets_split_where_sentences_end():
+    assert split_sentences(
+        "Jan. 5, 2023 ... Veltra named Niels B. Christiansen CEO. He won the U.S. Open."
+    ) == [
+        "Jan. 5, 2023 ...",
+        "Veltra named Niels B. Christiansen CEO.",
+        "He won the U.S. Open.",
+    ]
+    assert split_sentences("他说：“走吧。”我们就出发了。（这是真的。）然后呢") == [
+        "他说：“走吧。”",
+        "我们就出发了。",
+        "（这是真的。）",
+        "然后呢",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kind", "question", "expected"),
+    [
+        (
+            "The bridge reopened on Mar. 3, 2022, after work began in 2020.",
+            "date",
+            "When did it reopen?",
+            {"2022-3-3": 1.0, "2020": 0.6},
+        ),
+        (
+            "大桥于2019年12月28日通车，2015年开工。",
+            "date",
+            "大桥是哪一年通车的？",
+            {"2019-12-28": 1.0, "2015": 0.6},
+        ),
+        (
+            "In 2018, 13,610 thousand jobs and 91% of targets.",
+            "number",
+            "How many jobs in 2018?",
+            {"13610thousand": 1.0, "91%": 1.0},
+        ),
+        ("2018年，城镇新增就业：1,361万人。", "number", "2018年新增就业多少人？", {"1361万": 1.0}),
+        (
+            "Director Niels B. Christiansen joined the LEGO Group.",
+            "name",
+            "Who runs the LEGO Group?",
+            {"director niels b. christiansen": 1.0},
+        ),
+        (
+            "钢铁侠由小罗伯特·唐尼饰演。",
+            "name",
+            "钢铁侠是谁演的？",
+            {"罗伯特·唐尼": 1.0, "罗伯特": 1.0, "唐尼": 1.0},
+        ),
+    ],
+)
+def test_facts_of_the_asked_kind_are_normalised_and_leave_out_what_the_question_states(
+    sentence, kind, question, expected
+):
+    assert facts(sentence, kind, question) == expected
+
+
+SNIPPETS_EN = [
+    "Apr 18, 2023 ... Okafor's rival Mia Chen won the Harbor City marathon, one early report said.",
+    "Apr 17, 2023 ... The Harbor City marathon drew a record field this year. Runners faced strong "
+    "headwinds along the bay. Lena Okafor crossed the line first, ahead of last year's champion.",
+    "Who won the Harbor City marathon? Results and photos from Sunday's race.",
+    "Lena Okafor won the Harbor City marathon on Sunday in 2:24:10.",
+    "Lena Okafor, who won the Harbor City marathon, thanked the crowd.",
+]
+SNIPPETS_ZH = [
+    "2022年4月11日 ... 一篇早期报道称，青川马拉松冠军是王小川。",
+    "2022年4月10日 ... 青川马拉松今日鸣枪开跑，共有两万名选手参赛。比赛当天气温较高。最终李明远以2小时12分的成绩夺得冠军。",
+    "青川马拉松冠军是谁？赛事成绩查询入口。",
+    "青川马拉松冠军李明远赛后表示，将备战全国锦标赛。",
+    "获得青川马拉松冠军的李明远感谢了观众。",
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "snippets", "truth", "planted"),
+    [
+        ("Who won the Harbor City marathon?", SNIPPETS_EN, "Lena Okafor", "Mia Chen"),
+        ("青川马拉松的冠军是谁？", SNIPPETS_ZH, "李明远", "王小川"),
+    ],
+)
+def test_the_fact_most_passages_state_outvotes_a_planted_one(brain, question, snippets, truth, planted):
+    """The planted snippet ranks first and names someone else; two passages agree on the winner."""
+    from providers.offline_brain.answer import choose
+
+    passages = [passage(n, text) for n, text in enumerate(snippets, start=1)]
+    assert truth in choose(question, passages, brain.write.meaning)[0].sentence
+    assert truth in brain.write(question, passages).answer
+
+
+@pytest.mark.parametrize(
+    ("question", "other", "snippet", "fact"),
+    [
+        (
+            "When was the Solvik vaccine approved?",
+            "What is the Solvik vaccine made of?",
+            "Dec 14, 2021 ... Regulators approved the Solvik vaccine on Tuesday. It showed 91% efficacy.",
+            "Dec 14, 2021",
+        ),
+        (
+            "索维克疫苗是什么时候获批的？",
+            "索维克疫苗的有效率是多少？",
+            "2021年12月14日 ... 监管机构今天批准了索维克疫苗。该疫苗的有效率为91%。",
+            "2021年12月14日",
+        ),
+    ],
+)
+def test_a_snippets_date_joins_its_first_sentence_only_when_a_date_is_asked(
+    brain, question, other, snippet, fact
+):
+    assert fact in brain.write(question, [passage(1, snippet)]).answer
+    assert fact not in brain.write(other, [passage(1, snippet)]).answer
