@@ -160,11 +160,10 @@ def evaluate(
         else []
     )
     on_topic = [chunks[i] for i in top[:3] if judgements[i].relevance >= RELEVANCE_THRESHOLD]
+    # Words of the question are missing and the best passages name something the question does not:
+    # the rest may be one hop away. The judge only reports it; the policy hops when a named thing is
+    # a document of the corpus that the search did not find (nodes/policy.py evidence_hop_reason).
     pointers = pointed_to(question, on_topic) if lacking else []
-    if sufficient and pointers and len(tried) <= 1:
-        # Enough of the question's words are there, but not all, and the best passages name something
-        # the question does not: the rest is likely one hop away. Look once before answering.
-        sufficient = False
     missing = (
         []
         if sufficient
@@ -183,7 +182,11 @@ def evaluate(
         f"top {len(top)} chunks cover {covered:.0%} of {len(terms)} key terms (threshold {threshold:.0%})"
         + (f", best meaning match {best_meaning:.2f} (needs {SEMANTIC_MATCH})" if meaning else "")
         + (f"; {len(uncovered_subs)} sub-queries uncovered" if uncovered_subs else "")
-        + (f"; the best passages point to {', '.join(pointers[:3])}" if pointers else "")
+        + (
+            f"; missing {', '.join(lacking[:3])}, the best passages name {', '.join(pointers[:3])}"
+            if pointers
+            else ""
+        )
         + ("" if any_relevant else "; no chunk is relevant")
         + (f"; {len(tried)} queries tried" if tried else "")
         + f"; action {action}."
@@ -194,6 +197,7 @@ def evaluate(
         missing_info=list(dict.fromkeys(missing)),
         suggested_action=action,
         reasoning=reasoning,
+        pointers=pointers,
     )
 
 
