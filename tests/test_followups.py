@@ -199,7 +199,7 @@ def test_a_fresh_thread_question_only_one_document_fits_is_searched(make_context
     from graph.run import ask
 
     for question, doc in (
-        ("它是什么电影的主要取景地？", "青川大桥"),
+        ("它是什么电影的主要取景地？", "白鹭书院"),
         ("When was it paved?", "Quillon Street"),
     ):
         result = ask(build_graph(), question, context=make_context())

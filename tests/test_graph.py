@@ -27,8 +27,8 @@ def run(context, question, **kwargs):
 @pytest.mark.parametrize(
     ("question", "route"),
     [
-        ("What does error code E-4711 mean?", "retrieve_keyword"),
-        ("错误码 E-4712 是什么意思？", "retrieve_keyword"),
+        ("What does error code E-4711 mean?", "retrieve_hybrid"),
+        ("错误码 E-4712 是什么意思？", "retrieve_hybrid"),
         ("BM25 和 HNSW 的区别是什么？", "retrieve_multi_hop"),
         ("Compare BM25 keyword search vs HNSW vector index", "retrieve_multi_hop"),
     ],
@@ -37,6 +37,18 @@ def test_agentic_routes_follow_the_analysis(make_context, question, route):
     result = run(make_context(), question)
     assert route in nodes_of(result)
     assert result.answer
+
+
+def test_a_single_hop_question_costs_one_search_in_agentic_mode(make_context):
+    for question in (
+        "混合检索是如何合并结果的？",
+        "How does keyword search rank chunks?",
+        "What does error code E-4711 mean?",
+    ):
+        result = run(make_context(), question)
+        searches = [n for n in nodes_of(result) if n.startswith("retrieve_")]
+        assert searches == ["retrieve_hybrid"], result.trace_line()
+        assert "single-hop question: one hybrid search" in result.trace[1].detail
 
 
 def test_every_route_is_reachable_in_agentic_mode(make_context):
@@ -48,9 +60,11 @@ def test_every_route_is_reachable_in_agentic_mode(make_context):
         "How does keyword search rank chunks?",
         "Why would a feline rest on a rug all afternoon?",
         "为什么要把两种检索的结果融合在一起？",
+        "Is E-9999 about a feline?",  # the identifier is nowhere: the retry searches keywords
     ]
     for question in questions:
         seen |= {n for n in nodes_of(run(make_context(), question)) if n.startswith("retrieve_")}
+    # the single retrievers are reached as retries (an identifier missing, then keyword hits alone)
     assert seen == {"retrieve_keyword", "retrieve_multi_hop", "retrieve_hybrid", "retrieve_vector"}
 
 

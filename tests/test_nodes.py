@@ -81,7 +81,7 @@ def test_contextualize_rejects_bad_input_with_a_message(runtime, question):
 
 @pytest.mark.parametrize(
     ("question", "strategy"),
-    [("错误码 E-4712 是什么意思？", "keyword"), ("What does error code E-4711 mean?", "keyword")],
+    [("错误码 E-4712 是什么意思？", "hybrid"), ("What does error code E-4711 mean?", "hybrid")],
 )
 def test_analyze_query_stores_the_analysis_and_the_first_strategy(runtime, question, strategy):
     update = analyze_query({"question": question, "mode": "agentic"}, runtime())

@@ -126,18 +126,25 @@ def test_an_earned_hop_retries_even_when_the_evidence_looks_sufficient_but_never
 @pytest.mark.parametrize(
     ("analysis", "strategy"),
     [
-        (QueryAnalysis(identifiers=["E-4711"], recommended_strategy="keyword"), "keyword"),
-        (QueryAnalysis(identifiers=["E-4711"], recommended_strategy="vector"), "vector"),
+        (QueryAnalysis(identifiers=["E-4711"], recommended_strategy="keyword"), "hybrid"),
+        (
+            QueryAnalysis(identifiers=["错误码 E-4711"], recommended_strategy="keyword", language="zh"),
+            "hybrid",
+        ),
         (
             QueryAnalysis(recommended_strategy="multi_hop", sub_queries=["BM25 是什么", "HNSW 是什么"]),
             "multi_hop",
         ),
-        (QueryAnalysis(recommended_strategy="vector"), "vector"),
+        (QueryAnalysis(recommended_strategy="vector"), "hybrid"),
+        (QueryAnalysis(recommended_strategy="vector", language="zh"), "hybrid"),
         (None, "hybrid"),
     ],
 )
-def test_agentic_first_strategy_follows_the_analysis(analysis, strategy):
+def test_agentic_first_search_is_the_fused_one_unless_the_question_has_parts(analysis, strategy):
+    """A single retriever is never the first search: the fusion holds it, for the same one search."""
     assert initial_strategy(AGENTIC, analysis) == strategy
+    if analysis is not None and analysis.identifiers:
+        assert analysis.identifiers[0] in route_reason(AGENTIC, analysis)[1]
 
 
 @pytest.mark.parametrize("mode", ["naive", "keyword", "hybrid", "hybrid_rerank"])

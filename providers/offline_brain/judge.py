@@ -215,9 +215,8 @@ def pointed_to(question: str, chunks: list[ScoredChunk]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _keyword_only(analysis: QueryAnalysis, chunks: list[ScoredChunk]) -> bool:
-    if analysis.recommended_strategy == "keyword":
-        return True
+def _keyword_only(chunks: list[ScoredChunk]) -> bool:
+    """Whether the chunks came from keyword search alone (what was searched, not what was recommended)."""
     keys = {k for c in chunks for k in c.ranks} | {k for c in chunks for k in c.scores if k != "rerank"}
     return bool(keys) and keys <= {"keyword", "bm25", "sparse"}
 
@@ -238,10 +237,10 @@ def _action(
         return "answer"
     if uncovered_subs and analysis.recommended_strategy != "multi_hop":
         return "multi_hop"
-    if missing_identifiers and analysis.recommended_strategy != "keyword":
+    if missing_identifiers and not _keyword_only(chunks):
         return "retry_keyword"
     if pointers:
         return "multi_hop"
-    if low_coverage and _keyword_only(analysis, chunks):
+    if low_coverage and _keyword_only(chunks):
         return "retry_vector"
     return "rewrite"
