@@ -159,11 +159,18 @@ def evaluate(
         if same_language
         else []
     )
-    on_topic = [chunks[i] for i in top[:3] if judgements[i].relevance >= RELEVANCE_THRESHOLD]
-    # Words of the question are missing and the best passages name something the question does not:
-    # the rest may be one hop away. The judge only reports it; the policy hops when a named thing is
-    # a document of the corpus that the search did not find (nodes/policy.py evidence_hop_reason).
-    pointers = pointed_to(question, on_topic) if lacking else []
+    on_topic = [i for i in top[:3] if judgements[i].relevance >= RELEVANCE_THRESHOLD]
+    # Words of the question the on-topic passages lack (an off-topic passage holding one answers
+    # nothing) while those passages name something the question does not: the rest may be one hop
+    # away. The judge only reports it; the policy hops when a named thing is a document of the corpus
+    # that the search did not find (nodes/policy.py evidence_hop_reason).
+    on_topic_same = [i for i in on_topic if i in same_language]
+    lacking_on_topic = (
+        missing_words(question, set().union(*(chunk_terms[i] for i in on_topic_same)))
+        if on_topic_same
+        else []
+    )
+    pointers = pointed_to(question, [chunks[i] for i in on_topic]) if lacking_on_topic else []
     missing = (
         []
         if sufficient
@@ -183,7 +190,7 @@ def evaluate(
         + (f", best meaning match {best_meaning:.2f} (needs {SEMANTIC_MATCH})" if meaning else "")
         + (f"; {len(uncovered_subs)} sub-queries uncovered" if uncovered_subs else "")
         + (
-            f"; missing {', '.join(lacking[:3])}, the best passages name {', '.join(pointers[:3])}"
+            f"; missing {', '.join(lacking_on_topic[:3])}, the best passages name {', '.join(pointers[:3])}"
             if pointers
             else ""
         )
