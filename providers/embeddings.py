@@ -11,6 +11,7 @@ load lazily, once per process (``lru_cache``), on the first text they embed.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -131,14 +132,27 @@ def use_model_path() -> Path:
     return path
 
 
+def _extensions_library() -> str:
+    """The custom-ops library inside onnxruntime-extensions, found without importing the package: its
+    ``__init__`` imports transformers and torch when they are installed (~3 CPU-s, 20 s on a busy box),
+    all of it on the first question."""
+    spec = importlib.util.find_spec("onnxruntime_extensions")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        for path in sorted(Path(folder).glob("_extensions_pydll*")):
+            if path.suffix in (".so", ".pyd", ".dylib"):
+                return str(path)
+    import onnxruntime_extensions
+
+    return onnxruntime_extensions.get_library_path()
+
+
 @lru_cache(maxsize=1)
 def _use_session() -> Any:
     _quiet_native_threads()
     import onnxruntime
-    import onnxruntime_extensions
 
     options = onnxruntime.SessionOptions()
-    options.register_custom_ops_library(onnxruntime_extensions.get_library_path())
+    options.register_custom_ops_library(_extensions_library())
     options.intra_op_num_threads = _intra_op_threads()
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
