@@ -55,7 +55,9 @@ def main(argv: list[str] | None = None) -> int:
         hybrid = open_retrievers(set_settings, folder).hybrid
         queries = [q for q in dataset.queries if q.gold_ids][: args.limit]
         pools = [hybrid.search(q.question, set_settings.candidate_k) for q in queries]
-        first = np.mean([ndcg_at_k([c.id for c in pool], q.gold_ids, 10) for q, pool in zip(queries, pools, strict=True)])
+        first = np.mean(
+            [ndcg_at_k([c.id for c in pool], q.gold_ids, 10) for q, pool in zip(queries, pools, strict=True)]
+        )
         print(f"| {name} | – | 0 (hybrid alone) | {first:.3f} | 0 |", flush=True)
         cache = EmbeddingCache(folder / "cache" / CACHE_FILE)
         for window in windows:
@@ -69,7 +71,10 @@ def main(argv: list[str] | None = None) -> int:
                     head = sorted(pool, key=lambda c: -c.score)[:depth]
                     texts = [reranker.scored_text(q.question, c.chunk) for c in head]
                     tokens.append(sum(len(tokenizer.content_ids("passage: " + t)) + 2 for t in texts))
-                print(f"| {name} | {window} | {depth} | {np.mean(scores):.3f} | {np.mean(tokens):.0f} |", flush=True)
+                print(
+                    f"| {name} | {window} | {depth} | {np.mean(scores):.3f} | {np.mean(tokens):.0f} |",
+                    flush=True,
+                )
             print(f"  window {window}: {time.process_time() - started:.0f} CPU s", file=sys.stderr)
     print(f"load average at end: {os.getloadavg()}", file=sys.stderr)
     return 0

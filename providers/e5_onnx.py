@@ -101,8 +101,19 @@ def read_e5_file(path: Path) -> E5File:
         at += 20
         tensors[name] = (dtype, np.asarray(raw[offset : offset + nbytes]))
     return E5File(
-        hidden, layers, heads, ffn, max_positions, float(eps), bos, eos, unk, pieces, scores,
-        normalize, tensors,
+        hidden,
+        layers,
+        heads,
+        ffn,
+        max_positions,
+        float(eps),
+        bos,
+        eos,
+        unk,
+        pieces,
+        scores,
+        normalize,
+        tensors,
     )
 
 
@@ -212,8 +223,15 @@ def build_graph(model: E5File) -> bytes:
         s = const(f"{prefix}.s", scales.reshape(-1))
         nodes.append(
             helper.make_node(
-                "MatMulNBits", [x, w, s], [out + "_mm"], domain="com.microsoft",
-                K=cols, N=rows, bits=4, block_size=QK, accuracy_level=4,
+                "MatMulNBits",
+                [x, w, s],
+                [out + "_mm"],
+                domain="com.microsoft",
+                K=cols,
+                N=rows,
+                bits=4,
+                block_size=QK,
+                accuracy_level=4,
             )
         )
         nodes.append(helper.make_node("Add", [out + "_mm", const(f"{prefix}.b", f32(f"{prefix}.b"))], [out]))
@@ -222,7 +240,10 @@ def build_graph(model: E5File) -> bytes:
     def layernorm(x: str, w: str, b: str, out: str) -> str:
         nodes.append(
             helper.make_node(
-                "LayerNormalization", [x, const(w, f32(w)), const(b, f32(b))], [out], axis=-1,
+                "LayerNormalization",
+                [x, const(w, f32(w)), const(b, f32(b))],
+                [out],
+                axis=-1,
                 epsilon=model.eps,
             )
         )

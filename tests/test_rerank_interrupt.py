@@ -37,7 +37,9 @@ def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "question", ["How does hybrid search merge the two lists?", "混合检索怎样合并两个结果列表？"], ids=["en", "zh"]
+    "question",
+    ["How does hybrid search merge the two lists?", "混合检索怎样合并两个结果列表？"],
+    ids=["en", "zh"],
 )
 def test_ctrl_c_during_rerank_exits_with_one_line_and_no_traceback(
     index_dir: Path, tmp_path: Path, question: str
@@ -54,8 +56,13 @@ def test_ctrl_c_during_rerank_exits_with_one_line_and_no_traceback(
         PYTHONUNBUFFERED="1",
     )
     child = pexpect.spawn(
-        sys.executable, [MAIN, "ask", question, "--mode", "hybrid_rerank"], cwd=str(tmp_path), env=env,
-        encoding="utf-8", codec_errors="replace", timeout=120,
+        sys.executable,
+        [MAIN, "ask", question, "--mode", "hybrid_rerank"],
+        cwd=str(tmp_path),
+        env=env,
+        encoding="utf-8",
+        codec_errors="replace",
+        timeout=120,
     )
     child.expect_exact("reranking: embedding passage windows")
     child.kill(signal.SIGINT)
