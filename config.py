@@ -66,10 +66,10 @@ class Settings(BaseSettings):
         description="e5 reranker scores each candidate's best window of about this many tokens (0: whole passage)",
     )
     rerank_depth: int = Field(
-        default=30,
+        default=15,
         ge=0,
-        description="e5 reranker rescores only the first stage's best N candidates (0: all); "
-        "the rest keep their order below them",
+        description="e5 reranker rescores only the first stage's best N candidates (0: all), the rest "
+        "keep their order below them (15: chosen on hotpotqa_hipporag100 + cmrc2018_trial, docs/benchmarks.md)",
     )
     rerank_prewarm: bool = Field(
         default=False, description="embed passages for the e5 reranker at ingest, so first queries run warm"

@@ -96,7 +96,7 @@ LEXICAL_BLEND = 0.3
 
 
 E5_BATCH = 4  # windows per native call (~0.1 s on 2 free cores): the longest a Ctrl-C waits
-E5_DEPTH = 30  # candidates e5 rescores (the first stage's best); see docs/benchmarks.md for the choice
+E5_DEPTH = 15  # candidates e5 rescores (the first stage's best): chosen on hotpotqa + cmrc, docs/benchmarks.md
 
 
 class EmbeddingReranker:
