@@ -30,6 +30,13 @@ from config import load_settings  # noqa: E402
 from ingestion.pipeline import ingest_paths  # noqa: E402
 from retrievers.factory import embedder_for  # noqa: E402
 
+
+def default_sigint() -> None:
+    """A shell's background job inherits SIGINT ignored, and Python then never installs its Ctrl-C
+    handler; give the child the terminal default back, as an interactive shell would."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 QUESTIONS = [
     "Does vitamin D supplementation reduce the risk of fractures?",
     "What is the effect of statins on cardiovascular mortality?",
@@ -71,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             encoding="utf-8",
             codec_errors="replace",
             timeout=300,
+            preexec_fn=default_sigint,
         )
         child.expect_exact("reranking: embedding passage windows")
         sent = time.perf_counter()

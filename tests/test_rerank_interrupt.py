@@ -20,6 +20,13 @@ from tests.corpus import index_of_files
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = str(ROOT / "main.py")
 
+
+def default_sigint() -> None:
+    """A shell's background job inherits SIGINT ignored, and Python then never installs its Ctrl-C
+    handler; give the child the terminal default back, as an interactive shell would."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 EN = (
     "Hybrid search merges dense vector search with BM25 keyword search. Reciprocal rank fusion adds "
     "one over sixty plus the rank from each list. Topic {i}: the fusion weights decide which side wins "
@@ -63,6 +70,7 @@ def test_ctrl_c_during_rerank_exits_with_one_line_and_no_traceback(
         encoding="utf-8",
         codec_errors="replace",
         timeout=120,
+        preexec_fn=default_sigint,
     )
     child.expect_exact("reranking: embedding passage windows")
     child.kill(signal.SIGINT)
