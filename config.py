@@ -181,8 +181,9 @@ class Settings(BaseSettings):
 
 
 log = logging.getLogger(__name__)
-# AGENTIC_RAG_* variables read outside Settings (so not "unknown"): the evaluation sets' folder.
-OTHER_ENV_NAMES = ("AGENTIC_RAG_DATA_DIR",)
+# AGENTIC_RAG_* variables read outside Settings (so not "unknown"): the evaluation sets' folder, the e5
+# runtime and where its built graph is kept (providers/embeddings.py, providers/e5_onnx.py).
+OTHER_ENV_NAMES = ("AGENTIC_RAG_DATA_DIR", "AGENTIC_RAG_E5_RUNTIME", "AGENTIC_RAG_MODEL_CACHE")
 SECRET_FIELDS = frozenset({"openai_api_key", "serve_token", "postgres_url"})
 _warned: set[str] = set()
 
