@@ -96,7 +96,7 @@ LEXICAL_BLEND = 0.3
 
 
 E5_BATCH = 4  # windows per native call (~0.1 s on 2 free cores): the longest a Ctrl-C waits
-E5_DEPTH = 15  # candidates e5 rescores (the first stage's best): chosen on hotpotqa + cmrc, docs/benchmarks.md
+E5_DEPTH = 15  # candidates e5 rescores, the first stage's best (chosen on dev sets: docs/benchmarks.md)
 
 
 class EmbeddingReranker:
@@ -172,11 +172,13 @@ class EmbeddingReranker:
         texts = [self.scored_text(query, chunks[i].chunk) for i in head]
         passages = self.embedder.embed_documents(texts, progress=self.progress)
         cosine = passages @ self._query_vector(query)
-        rescored = np.zeros(len(chunks)) if self.blend > 0 else np.full(len(chunks), -1.0)
-        rescored[head] = minmax(cosine) if self.blend > 0 else cosine
-        scores = rescored
-        if self.blend > 0:
+        if self.blend > 0:  # a candidate left out counts as the lowest cosine
+            rescored = np.zeros(len(chunks))
+            rescored[head] = minmax(cosine)
             scores = (1 - self.blend) * rescored + self.blend * minmax([c.score for c in chunks])
+        else:  # plain cosines in [-1, 1]; the rest below them, in first-stage order
+            scores = np.full(len(chunks), -1.0)
+            scores[head] = cosine
         raw: list[float | None] = [None] * len(chunks)
         for i, value in zip(head, cosine, strict=True):
             raw[i] = float(value)
