@@ -65,6 +65,12 @@ class Settings(BaseSettings):
         ge=0,
         description="e5 reranker scores each candidate's best window of about this many tokens (0: whole passage)",
     )
+    rerank_depth: int = Field(
+        default=15,
+        ge=0,
+        description="e5 reranker rescores only the first stage's best N candidates (0: all), the rest "
+        "keep their order below them (15: chosen on hotpotqa_hipporag100 + cmrc2018_trial, docs/benchmarks.md)",
+    )
     rerank_prewarm: bool = Field(
         default=False, description="embed passages for the e5 reranker at ingest, so first queries run warm"
     )
@@ -175,8 +181,9 @@ class Settings(BaseSettings):
 
 
 log = logging.getLogger(__name__)
-# AGENTIC_RAG_* variables read outside Settings (so not "unknown"): the evaluation sets' folder.
-OTHER_ENV_NAMES = ("AGENTIC_RAG_DATA_DIR",)
+# AGENTIC_RAG_* variables read outside Settings (so not "unknown"): the evaluation sets' folder, the e5
+# runtime and where its built graph is kept (providers/embeddings.py, providers/e5_onnx.py).
+OTHER_ENV_NAMES = ("AGENTIC_RAG_DATA_DIR", "AGENTIC_RAG_E5_RUNTIME", "AGENTIC_RAG_MODEL_CACHE")
 SECRET_FIELDS = frozenset({"openai_api_key", "serve_token", "postgres_url"})
 _warned: set[str] = set()
 

@@ -30,12 +30,15 @@ def expected_errors() -> tuple[type[BaseException], ...]:
     )
 
 
+INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C
+
+
 def run_safely(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     try:
         return handler(args)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
-        return 130
+        return INTERRUPTED
     except Exception as exc:
         if not isinstance(exc, expected_errors()):
             raise

@@ -63,6 +63,11 @@ class RetrievalEvaluation(BaseModel):
     missing_info: list[str] = Field(default_factory=list)
     suggested_action: SuggestedAction = "answer"
     reasoning: str = ""
+    pointers: list[str] = Field(
+        default_factory=list,
+        description="names the best passages mention while words of the question are missing: "
+        "where one more hop could go (the policy hops only through ones the corpus has as documents)",
+    )
 
     def relevant_ids(self) -> list[str]:
         """Chunks judged relevant (at or above ``RELEVANCE_THRESHOLD``), in judgement order."""

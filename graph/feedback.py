@@ -164,6 +164,8 @@ def with_settings(context: AgentContext, changes: dict[str, Any]) -> AgentContex
             embedder=retrievers.embedder,
             cache_dir=Path(settings.index_dir) / "cache",
             blend=settings.rerank_blend,
+            window_tokens=settings.rerank_window_tokens,
+            depth=settings.rerank_depth,
         )
     return AgentContext(settings=settings, retrievers=retrievers, brain=context.brain, reranker=reranker)
 

@@ -42,6 +42,7 @@ def build_context(settings: Settings | None = None, *, index_dir: Path | None = 
         cache_dir=folder / "cache",
         blend=settings.rerank_blend,
         window_tokens=settings.rerank_window_tokens,
+        depth=settings.rerank_depth,
     )
     return AgentContext(
         settings=settings,

@@ -9,14 +9,15 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from langgraph.runtime import Runtime
 
+from core.chunks import ScoredChunk
 from core.text import detect_language
 from core.trace import Decision
 from memory.history import history_turns, trim_history
-from nodes.common import ctx, event
+from nodes.common import ctx, event, filters_of
 from nodes.context import AgentContext
 from nodes.policy import MODES
 from nodes.state import RESET, TURN_RESET, AgentState
-from providers.brain.contextualise import needs_clarification
+from providers.brain.contextualise import needs_clarification, the_one_document
 
 
 def validate_question(question: str, max_chars: int) -> str:
@@ -41,6 +42,14 @@ def clarifying_question(question: str) -> str:
         f'Which one do you mean? This is a new conversation, so I cannot tell what "{question.strip()}" '
         "refers to; please name it."
     )
+
+
+CORPUS_CHECK_HITS = 10  # keyword hits among which one document must alone fit the question's words
+
+
+def corpus_check(context: AgentContext, question: str, state: AgentState) -> list[ScoredChunk]:
+    """Keyword hits for a fresh-thread question that refers to something unnamed (one BM25 lookup)."""
+    return context.retrievers.keyword.search(question, CORPUS_CHECK_HITS, filters_of(state))
 
 
 def _latest_human(messages: list[Any]) -> str:
@@ -93,7 +102,9 @@ def contextualize(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
         return update
     earlier = messages[:-1] if messages and _latest_human(messages[-1:]) == question else messages
     history = history_turns(trim_history(earlier, settings.history_token_budget), max_turns=6)
-    if needs_clarification(question, history):
+    unnamed = needs_clarification(question, history)
+    named = the_one_document(question, corpus_check(context, question, state)) if unnamed else ""
+    if unnamed and not named:
         ask = clarifying_question(question)
         update.update(
             answer=ask, insufficient=True, stop_reason="needs_clarification", standalone_question=""
@@ -104,5 +115,9 @@ def contextualize(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
     update["standalone_question"] = standalone
     decision = Decision.FOLLOW_UP if standalone != question else Decision.STANDALONE
     detail = standalone if decision is Decision.FOLLOW_UP else ""
+    if named:
+        detail = (
+            f"refers to something unnamed, but only {named!r} in the corpus fits its words: searched as asked"
+        )
     update["trace"] = [RESET, event("contextualize", started, context, decision, detail, turns=len(history))]
     return update

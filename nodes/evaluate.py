@@ -7,11 +7,12 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from core.schemas import QueryAnalysis
+from core.chunks import ScoredChunk
+from core.schemas import QueryAnalysis, RetrievalEvaluation
 from core.trace import Decision
 from nodes.common import ctx, event, policy_of, question_of
 from nodes.context import AgentContext
-from nodes.policy import stop_reason
+from nodes.policy import evidence_hop_reason, settle_action, stop_reason, unseen_documents
 from nodes.state import AgentState
 
 
@@ -28,27 +29,33 @@ def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     analysis = state.get("analysis") or QueryAnalysis()
     chunks = (state.get("reranked") or [])[: context.settings.top_k]
     evaluation = context.brain.judge(question, analysis, chunks, list(state.get("queries_tried") or []))
+    attempt = int(state.get("attempt") or 0)
+    targets = hop_targets(context, question, chunks, evaluation) if policy.second_hop and not attempt else []
+    hop = evidence_hop_reason(policy, analysis, evaluation, attempt=attempt, targets=targets)
+    evaluation = settle_action(evaluation, analysis, hop=bool(hop))
     before = list(state.get("relevant_ids") or [])
     now_relevant = evaluation.relevant_ids()
     new = [cid for cid in now_relevant if cid not in before]
     reason = stop_reason(
         policy=policy,
         evaluation=evaluation,
-        attempt=int(state.get("attempt") or 0),
+        attempt=attempt,
         new_relevant=len(new),
         max_retries=context.settings.max_retries,
+        hop=bool(hop),
     )
     if reason == "sufficient":
         decision, detail = Decision.SUFFICIENT, ""
     elif reason:
         decision, detail = Decision.STOPPED, reason
     else:
-        decision, detail = Decision.RETRY, evaluation.suggested_action
+        decision, detail = Decision.RETRY, hop or evaluation.suggested_action
     return {
         "evaluation": evaluation,
         "relevant_ids": before + new,
         "new_relevant": len(new),
         "stop_reason": reason,
+        "hop_targets": targets if hop and not reason else [],
         "trace": [
             event(
                 "evaluate",
@@ -61,3 +68,15 @@ def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
             )
         ],
     }
+
+
+def hop_targets(
+    context: AgentContext, question: str, chunks: list[ScoredChunk], evaluation: RetrievalEvaluation
+) -> list[str]:
+    """Documents of the corpus the best passages name and the search did not find (looked up only
+    when the judge saw something to follow)."""
+    if not (evaluation.pointers or evaluation.suggested_action == "multi_hop"):
+        return []
+    on_topic = [c for c in chunks if c.id in set(evaluation.relevant_ids())] or chunks
+    named = context.retrievers.multi_hop.linked(question, on_topic)
+    return unseen_documents(named, chunks)[: context.retrievers.multi_hop.max_bridges]

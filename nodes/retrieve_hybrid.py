@@ -1,4 +1,4 @@
-"""retrieve_hybrid: dense + BM25 fused with reciprocal rank fusion (the general default)."""
+"""retrieve_hybrid: dense + BM25 fused (settings.fusion: convex combination or reciprocal rank fusion)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,13 @@ def retrieve_hybrid(state: AgentState, runtime: Runtime[AgentContext]) -> dict[s
     both = sum(1 for h in hits if len(h.ranks) > 1)
     update["trace"] = [
         event(
-            "retrieve_hybrid", started, context, Decision.SEARCHED, "rrf", hits=len(hits), found_by_both=both
+            "retrieve_hybrid",
+            started,
+            context,
+            Decision.SEARCHED,
+            context.settings.fusion,
+            hits=len(hits),
+            found_by_both=both,
         )
     ]
     return update

@@ -9,7 +9,6 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from core.chunks import ScoredChunk
 from core.schemas import strip_bridge
 from core.trace import Decision
 from nodes.common import ctx, event, filters_of, policy_of, question_of
@@ -31,8 +30,15 @@ def sub_queries_of(state: AgentState) -> list[str]:
 
 
 def fan_out(state: AgentState) -> list[Send]:
-    """One Send per sub-query; each carries only what that search needs."""
+    """One Send per sub-query, or per document to hop through; each carries only what that search needs."""
     filters = filters_of(state)
+    targets = state.get("hop_targets") or []
+    if targets:  # one hop further: the question as asked, searched within each named document
+        question = question_of(state)
+        return [
+            Send("search_sub_query", SubQuery(sub_query=question, filters=filters, through=target))
+            for target in targets
+        ]
     return [
         Send("search_sub_query", SubQuery(sub_query=sub, filters=filters)) for sub in sub_queries_of(state)
     ]
@@ -40,22 +46,34 @@ def fan_out(state: AgentState) -> list[Send]:
 
 def search_sub_query(state: SubQuery, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     context = ctx(runtime)
-    hits = context.retrievers.hybrid.search(state.sub_query, depth(context), state.filters)
-    return {"hop_hits": [HopHits(query=state.sub_query, hits=hits)]}
+    if state.through:
+        hits = context.retrievers.multi_hop.search_bridge(
+            state.through, state.sub_query, depth(context), state.filters
+        )
+    else:
+        hits = context.retrievers.hybrid.search(state.sub_query, depth(context), state.filters)
+    return {"hop_hits": [HopHits(query=state.sub_query, hits=hits, through=state.through)]}
 
 
 def merge_hops(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     started = time.perf_counter()
     context = ctx(runtime)
-    first = {h.query: h.hits for h in state.get("hop_hits") or []}
+    hops = state.get("hop_hits") or []
+    first = {h.query: h.hits for h in hops if not h.through}
+    second = {h.through: h.hits for h in hops if h.through}
     question = question_of(state)
-    second: dict[str, list[ScoredChunk]] = {}
-    why = second_hop_reason(policy_of(state, context), state.get("analysis"), state.get("evaluation"))
-    if why:
-        for bridge in context.retrievers.multi_hop.bridges(question, first):
-            second[bridge] = context.retrievers.multi_hop.search_bridge(
-                bridge, question, depth(context), filters_of(state)
-            )
+    searched = len(first)
+    if second:
+        # the search whose passages named these documents is the first hop; it is not run again
+        why = "one hop further through what the best passages name"
+        first = {state.get("query") or question: list(state.get("retrieved") or [])}
+    else:
+        why = second_hop_reason(policy_of(state, context), state.get("analysis"))
+        if why:
+            for bridge in context.retrievers.multi_hop.bridges(question, first):
+                second[bridge] = context.retrievers.multi_hop.search_bridge(
+                    bridge, question, depth(context), filters_of(state)
+                )
     fused = fuse_hops(first, second, rrf_k=context.settings.rrf_k)[: depth(context)]
     update = retrieval_update(state, "multi_hop", fused, state.get("query") or question)
     tried = update["queries_tried"]
@@ -63,15 +81,16 @@ def merge_hops(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, A
         if sub not in tried:
             tried.append(sub)
     update["hop_hits"] = [RESET]
+    update["hop_targets"] = []
     update["trace"] = [
         event(
             "retrieve_multi_hop",
             started,
             context,
             Decision.SEARCHED,
-            f"{len(first)} sub-queries, {len(second)} bridge hops"
+            f"{searched} sub-queries, {len(second)} bridge hops"
             + (f" ({why})" if why else " (no second hop: the parts answer the question)"),
-            sub_queries=len(first),
+            sub_queries=searched,
             bridge_hops=len(second),
             hits=len(fused),
         )

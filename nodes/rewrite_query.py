@@ -21,14 +21,15 @@ def rewrite_query(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
     evaluation = state.get("evaluation") or RetrievalEvaluation()
     analysis = state.get("analysis")
     tried = list(state.get("queries_tried") or [])
-    query = context.brain.rewrite(question_of(state), evaluation, tried)
-    strategy = strategy_after(evaluation, state.get("strategy") or "hybrid")
-    why = (
-        second_hop_reason(policy_of(state, context), analysis, evaluation) if strategy == "multi_hop" else ""
-    )
-    if why and not (analysis and analysis.sub_queries):
-        # a hop through what the best passages name starts from the question as asked, not a rewrite
-        query = question_of(state)
+    targets = list(state.get("hop_targets") or [])
+    if targets:
+        # one hop further searches the question as asked within the named documents, no rewrite
+        query, strategy = question_of(state), "multi_hop"
+        why = f"one hop further through {', '.join(targets[:3])}"
+    else:
+        query = context.brain.rewrite(question_of(state), evaluation, tried)
+        strategy = strategy_after(evaluation, state.get("strategy") or "hybrid")
+        why = second_hop_reason(policy_of(state, context), analysis) if strategy == "multi_hop" else ""
     attempt = int(state.get("attempt") or 0) + 1
     return {
         "query": query,

@@ -42,6 +42,7 @@ class HopHits(BaseModel):
 
     query: str
     hits: list[ScoredChunk] = Field(default_factory=list)
+    through: str = ""  # the linked document (title) searched within: a second-hop search
 
 
 class SubQuery(BaseModel):
@@ -49,6 +50,7 @@ class SubQuery(BaseModel):
 
     sub_query: str
     filters: Filters | None = None
+    through: str = ""  # search the sub-query within this linked document (a second hop), not the corpus
 
 
 class AgentState(TypedDict, total=False):
@@ -65,6 +67,7 @@ class AgentState(TypedDict, total=False):
     query: str
     queries_tried: list[str]
     attempt: int
+    hop_targets: list[str]  # linked documents the evidence points to: one hop further, once
     hop_hits: Annotated[list[HopHits], append_or_reset]
     retrieved: list[ScoredChunk]
     reranked: list[ScoredChunk]
@@ -110,6 +113,7 @@ TURN_RESET: dict[str, Any] = {
     "query": "",
     "queries_tried": [],
     "attempt": 0,
+    "hop_targets": [],
     "hop_hits": [RESET],
     "retrieved": [],
     "reranked": [],

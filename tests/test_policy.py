@@ -9,12 +9,15 @@ from core.schemas import QueryAnalysis, RetrievalEvaluation
 from nodes.policy import (
     MODES,
     POLICIES,
+    evidence_hop_reason,
     initial_strategy,
     policy_for,
     route_reason,
     second_hop_reason,
+    settle_action,
     stop_reason,
     strategy_after,
+    unseen_documents,
 )
 from retrievers.multi_hop import fuse_hops
 
@@ -55,32 +58,93 @@ def test_a_question_with_parts_searches_each_part(sub_queries, kind):
     assert strategy == "multi_hop" and kind in why
 
 
-def test_the_second_hop_runs_only_when_the_question_or_the_evidence_calls_for_it():
+def test_a_bridge_hop_through_the_first_hop_runs_only_for_a_nested_relation():
     comparison = QueryAnalysis(sub_queries=["BM25 是什么", "HNSW 是什么"])
     bridge = QueryAnalysis(sub_queries=["director of Inception", "spouse of <director of Inception>"])
-    pointed = RetrievalEvaluation(suggested_action="multi_hop", missing_info=["academy"])
-    assert second_hop_reason(AGENTIC, comparison, None) == ""
-    assert "nested" in second_hop_reason(AGENTIC, bridge, None)
-    assert "point to" in second_hop_reason(AGENTIC, QueryAnalysis(), pointed)
-    assert second_hop_reason(AGENTIC, QueryAnalysis(), RetrievalEvaluation(suggested_action="rewrite")) == ""
-    assert second_hop_reason(policy_for("self_query"), bridge, pointed) == ""  # the mode never hops
+    zh_bridge = QueryAnalysis(sub_queries=["《红楼梦》的作者", "<《红楼梦》的作者>出生在哪里"])
+    assert second_hop_reason(AGENTIC, comparison) == ""
+    assert "nested" in second_hop_reason(AGENTIC, bridge)
+    assert "nested" in second_hop_reason(AGENTIC, zh_bridge)
+    assert second_hop_reason(AGENTIC, QueryAnalysis()) == ""
+    assert second_hop_reason(policy_for("self_query"), bridge) == ""  # the mode never hops
+
+
+POINTED_EN = RetrievalEvaluation(is_sufficient=True, pointers=["Harbor Lights Festival"])
+POINTED_ZH = RetrievalEvaluation(is_sufficient=True, pointers=["《灯河往事》"])
+
+
+@pytest.mark.parametrize(
+    ("evaluation", "target"), [(POINTED_EN, "Harbor Lights Festival"), (POINTED_ZH, "灯河往事")]
+)
+def test_one_hop_further_needs_a_pointer_a_target_and_the_first_search(evaluation, target):
+    """Missing words plus a named document the search did not find: hop, once, only without parts."""
+    single = QueryAnalysis()
+    why = evidence_hop_reason(AGENTIC, single, evaluation, attempt=0, targets=[target])
+    assert "one hop further" in why and target in why
+    assert evidence_hop_reason(AGENTIC, single, evaluation, attempt=0, targets=[]) == ""  # nowhere to go
+    assert evidence_hop_reason(AGENTIC, single, evaluation, attempt=1, targets=[target]) == ""  # once
+    unpointed = RetrievalEvaluation(is_sufficient=True)
+    assert evidence_hop_reason(AGENTIC, single, unpointed, attempt=0, targets=[target]) == ""
+    parts = QueryAnalysis(sub_queries=["HNSW 的内存占用", "IVF 的内存占用"])
+    assert evidence_hop_reason(AGENTIC, parts, evaluation, attempt=0, targets=[target]) == ""
+    assert (
+        evidence_hop_reason(policy_for("self_query"), single, evaluation, attempt=0, targets=[target]) == ""
+    )
+    llm_says_hop = RetrievalEvaluation(is_sufficient=False, suggested_action="multi_hop")
+    assert evidence_hop_reason(AGENTIC, single, llm_says_hop, attempt=0, targets=[target])
+
+
+def titled(title: str) -> ScoredChunk:
+    return ScoredChunk(chunk=Chunk(id=title, text=title, source="x.md", title=title), score=1.0)
+
+
+def test_a_document_already_retrieved_is_no_target():
+    chunks = [titled("Quillon Bridge"), titled("青川大桥")]
+    named = ["quillon bridge", "Harbor Lights Festival", "青川大桥", "灯河往事"]
+    assert unseen_documents(named, chunks) == ["Harbor Lights Festival", "灯河往事"]
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_a_hop_with_nowhere_to_go_becomes_a_rewrite_and_a_taken_hop_is_multi_hop(language):
+    judged = RetrievalEvaluation(is_sufficient=False, suggested_action="multi_hop", missing_info=["x"])
+    single = QueryAnalysis(language=language)
+    assert settle_action(judged, single, hop=False).suggested_action == "rewrite"
+    parts = QueryAnalysis(sub_queries=["BM25 是什么", "What is HNSW?"], language=language)
+    assert settle_action(judged, parts, hop=False).suggested_action == "multi_hop"  # search the parts
+    sufficient = RetrievalEvaluation(is_sufficient=True, pointers=["Harbor Lights Festival"])
+    assert settle_action(sufficient, single, hop=True).suggested_action == "multi_hop"
+
+
+def test_an_earned_hop_retries_even_when_the_evidence_looks_sufficient_but_never_past_the_budget():
+    evaluation = RetrievalEvaluation(is_sufficient=True, suggested_action="multi_hop")
+    kwargs = {"policy": AGENTIC, "evaluation": evaluation, "new_relevant": 0}
+    assert stop_reason(attempt=0, max_retries=2, hop=True, **kwargs) == ""
+    assert stop_reason(attempt=0, max_retries=0, hop=True, **kwargs) == "sufficient"
+    assert stop_reason(attempt=0, max_retries=2, hop=False, **kwargs) == "sufficient"
 
 
 @pytest.mark.parametrize(
     ("analysis", "strategy"),
     [
-        (QueryAnalysis(identifiers=["E-4711"], recommended_strategy="keyword"), "keyword"),
-        (QueryAnalysis(identifiers=["E-4711"], recommended_strategy="vector"), "vector"),
+        (QueryAnalysis(identifiers=["E-4711"], recommended_strategy="keyword"), "hybrid"),
+        (
+            QueryAnalysis(identifiers=["错误码 E-4711"], recommended_strategy="keyword", language="zh"),
+            "hybrid",
+        ),
         (
             QueryAnalysis(recommended_strategy="multi_hop", sub_queries=["BM25 是什么", "HNSW 是什么"]),
             "multi_hop",
         ),
-        (QueryAnalysis(recommended_strategy="vector"), "vector"),
+        (QueryAnalysis(recommended_strategy="vector"), "hybrid"),
+        (QueryAnalysis(recommended_strategy="vector", language="zh"), "hybrid"),
         (None, "hybrid"),
     ],
 )
-def test_agentic_first_strategy_follows_the_analysis(analysis, strategy):
+def test_agentic_first_search_is_the_fused_one_unless_the_question_has_parts(analysis, strategy):
+    """A single retriever is never the first search: the fusion holds it, for the same one search."""
     assert initial_strategy(AGENTIC, analysis) == strategy
+    if analysis is not None and analysis.identifiers:
+        assert analysis.identifiers[0] in route_reason(AGENTIC, analysis)[1]
 
 
 @pytest.mark.parametrize("mode", ["naive", "keyword", "hybrid", "hybrid_rerank"])
@@ -167,4 +231,4 @@ def test_a_failed_single_retriever_search_is_retried_as_hybrid(current):
 
 @pytest.mark.parametrize("text", ["price < 5 dollars", "a > b", "spouse of director"])
 def test_only_bracketed_phrases_are_bridge_templates(text):
-    assert second_hop_reason(AGENTIC, QueryAnalysis(sub_queries=[text, "x"]), None) == ""
+    assert second_hop_reason(AGENTIC, QueryAnalysis(sub_queries=[text, "x"])) == ""

@@ -383,3 +383,29 @@ def test_the_cli_shows_rerank_progress_on_a_terminal_only() -> None:
     quiet = EmbeddingReranker(CountingE5())
     show_rerank_progress(quiet, io.StringIO())
     assert quiet.progress is None
+
+
+@pytest.mark.parametrize(("query", "texts"), [(EN_QUERY, EN_TEXTS), (ZH_QUERY, ZH_TEXTS)], ids=["en", "zh"])
+@pytest.mark.parametrize("blend", [0.3, 0.0])
+def test_only_the_best_first_stage_candidates_are_rescored_and_the_rest_stay_below(
+    query: str, texts: list[str], blend: float
+) -> None:
+    """depth=2 of 5: the answer (first-stage 3rd) is not rescored, so it cannot rise above the two that are."""
+    counting = CountingE5()
+    reranker = EmbeddingReranker(counting, window_tokens=40, blend=blend, depth=2)
+    pool = candidates([texts[0], texts[1], texts[2], "Dogs like bones.", "狗喜欢啃骨头。"])
+    pool = [pool[i] for i in (3, 0, 2, 4, 1)]  # a list out of first-stage order is read by score
+    out = reranker.rerank(query, pool)
+    assert sum(counting.batches) == 2
+    assert {c.id for c in out[:2]} == {"c0", "c1"}
+    assert [c.id for c in out[2:]] == ["c2", "c3", "c4"]
+    assert all("e5_cosine" in c.scores for c in out[:2]) and not any("e5_cosine" in c.scores for c in out[2:])
+    assert min(c.score for c in out[:2]) >= max(c.score for c in out[2:])
+    assert [c.ranks["rerank"] for c in out] == [1, 2, 3, 4, 5]
+    full = EmbeddingReranker(CountingE5(), window_tokens=40, blend=blend, depth=0).rerank(query, pool)
+    assert full[0].id == "c2"  # with every candidate rescored the answer comes first
+
+
+def test_a_negative_depth_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="depth must be >= 0"):
+        EmbeddingReranker(CountingE5(), depth=-1)

@@ -5,9 +5,13 @@ from __future__ import annotations
 from providers import prompts
 from providers.brain.chat import Chat, messages, one_line
 from providers.brain.errors import ModelGaveUp
-from providers.offline_brain.contextualize import contextualize_question, needs_clarification
+from providers.offline_brain.contextualize import (
+    contextualize_question,
+    needs_clarification,
+    the_one_document,
+)
 
-__all__ = ["LLMContextualiser", "OfflineContextualiser", "needs_clarification"]
+__all__ = ["LLMContextualiser", "OfflineContextualiser", "needs_clarification", "the_one_document"]
 
 
 class OfflineContextualiser:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import re
 
+from core.chunks import ScoredChunk
 from core.text import contains_cjk
-from providers.offline_brain.analysis import extract_entities
+from providers.offline_brain.analysis import extract_entities, key_terms
 from providers.offline_brain.decompose import segment, topic_of, zh_list
 from providers.offline_brain.words import content_words, pos_tags
 
@@ -43,6 +44,9 @@ _ZH_CLASSIFIED = re.compile(r"^(?:这|那)(?:首|幅|部|本|篇|件|座|位|张
 _ZH_LEADING_THEN = re.compile(
     r"^(?:那么?|还有|另外)(?=[它他她这那]|怎|如何|为什么|为何|什么|要|该|还|能|[^，,]{0,12}呢)"
 )
+# A transliterated foreign name joins its parts with a middle dot ("让-皮埃尔·巴利冈", "庫那西利·美那西"):
+# a character inside it is a syllable of the name, never a referring word.
+_TRANSLITERATED = re.compile(r"[\u3400-\u9fff]+(?:[·‧・•][\u3400-\u9fff]+)+")
 _ZH_PREDICATE_VERBS = ("支持", "使用", "需要", "包含", "提供", "获得", "发现", "写", "写过", "用", "有")
 
 _EN_PERSON = {"he": "", "she": "", "him": "", "her": "'s", "his": "'s"}
@@ -227,8 +231,12 @@ def _zh_referring(question: str) -> tuple[int, int, str] | None:
     if classified:
         return classified.start(), classified.end(), "title"
     tokens = [piece for token in segment(question) for piece in _split_pronoun(token)]
+    names = [m.span() for m in _TRANSLITERATED.finditer(question)]
     at = 0
     for i, token in enumerate(tokens):
+        if any(start <= at < end for start, end in names):  # 那 in "庫那西利·美那西" is a syllable
+            at += len(token)
+            continue
         if token in _ZH_PERSON:
             return at, at + len(token), "person"
         if token in _ZH_THING:
@@ -348,7 +356,26 @@ def names_its_own_context(question: str) -> bool:
         or _EN_NAME.search(q)
         or re.search(r"\w*\d\w*|[A-Z]{2,}", q)
     )
-    return bool(long or own or _said_before_the_reference(q))
+    return bool(long or own or _said_before_the_reference(q) or _antecedent_before_pronoun(q))
+
+
+_ZH_NAMING_TAGS = ("n", "nr", "ns", "nt", "nz", "nrt", "nrfg", "eng")
+_EN_PRONOUNS = frozenset(["it", "its", "they", "them", "their", "he", "him", "his", "she", "her"])
+
+
+def _antecedent_before_pronoun(question: str) -> bool:
+    """A pronoun (她 / 其 / 它 / it / her ...) refers back to a noun said before it in the same
+    question ("杨丽音和她的丈夫", "喬治亞在其外交政策上", "How did the town get its name?"); a
+    demonstrative ("那个性能问题", "this one") names its noun after it and is not settled this way."""
+    if contains_cjk(question) and not _latin_led(question):
+        found = _zh_referring(question)
+        if found is None or (found[2] not in ("person", "thing") and question[found[0] : found[1]] != "其"):
+            return False
+        return any(flag in _ZH_NAMING_TAGS for _, flag in _pos(question[: found[0]]))
+    match = _en_referring(question)
+    if match is None or match.group(0).lower() not in _EN_PRONOUNS:
+        return False
+    return len(content_words(question[: match.start()])) >= 1
 
 
 def _said_before_the_reference(question: str) -> bool:
@@ -369,6 +396,21 @@ def needs_clarification(question: str, history: list[tuple[str, str]]) -> bool:
     if not refers_back(question) or names_its_own_context(question):
         return False
     return not _Conversation(history).thing()
+
+
+def the_one_document(question: str, hits: list[ScoredChunk]) -> str:
+    """The one document (title, else source) among search ``hits`` that holds every content word of a
+    question referring to something unnamed; "" when none or several do. A fresh thread cannot say
+    what "它的启动口令" means, but a corpus where only one document speaks of a 启动口令 can."""
+    words = content_words(question)
+    if not words:
+        return ""
+    terms: dict[str, set[str]] = {}
+    for hit in hits:
+        doc = hit.chunk.title.strip() or hit.chunk.source
+        terms.setdefault(doc, set()).update(key_terms(f"{hit.chunk.title} {hit.chunk.text}"))
+    fits = [doc for doc, found in terms.items() if all(any(t in found for t in key_terms(w)) for w in words)]
+    return fits[0] if len(fits) == 1 else ""
 
 
 # ---- rewriting ------------------------------------------------------------------------------------
@@ -496,4 +538,10 @@ def contextualize_question(question: str, history: list[tuple[str, str]]) -> str
     return _standalone(question, _Conversation(resolved, topic))
 
 
-__all__ = ["contextualize_question", "extract_entities", "needs_clarification", "refers_back"]
+__all__ = [
+    "contextualize_question",
+    "extract_entities",
+    "needs_clarification",
+    "refers_back",
+    "the_one_document",
+]

@@ -159,12 +159,18 @@ def evaluate(
         if same_language
         else []
     )
-    on_topic = [chunks[i] for i in top[:3] if judgements[i].relevance >= RELEVANCE_THRESHOLD]
-    pointers = pointed_to(question, on_topic) if lacking else []
-    if sufficient and pointers and len(tried) <= 1:
-        # Enough of the question's words are there, but not all, and the best passages name something
-        # the question does not: the rest is likely one hop away. Look once before answering.
-        sufficient = False
+    on_topic = [i for i in top[:3] if judgements[i].relevance >= RELEVANCE_THRESHOLD]
+    # Words of the question the on-topic passages lack (an off-topic passage holding one answers
+    # nothing) while those passages name something the question does not: the rest may be one hop
+    # away. The judge only reports it; the policy hops when a named thing is a document of the corpus
+    # that the search did not find (nodes/policy.py evidence_hop_reason).
+    on_topic_same = [i for i in on_topic if i in same_language]
+    lacking_on_topic = (
+        missing_words(question, set().union(*(chunk_terms[i] for i in on_topic_same)))
+        if on_topic_same
+        else []
+    )
+    pointers = pointed_to(question, [chunks[i] for i in on_topic]) if lacking_on_topic else []
     missing = (
         []
         if sufficient
@@ -183,7 +189,11 @@ def evaluate(
         f"top {len(top)} chunks cover {covered:.0%} of {len(terms)} key terms (threshold {threshold:.0%})"
         + (f", best meaning match {best_meaning:.2f} (needs {SEMANTIC_MATCH})" if meaning else "")
         + (f"; {len(uncovered_subs)} sub-queries uncovered" if uncovered_subs else "")
-        + (f"; the best passages point to {', '.join(pointers[:3])}" if pointers else "")
+        + (
+            f"; missing {', '.join(lacking_on_topic[:3])}, the best passages name {', '.join(pointers[:3])}"
+            if pointers
+            else ""
+        )
         + ("" if any_relevant else "; no chunk is relevant")
         + (f"; {len(tried)} queries tried" if tried else "")
         + f"; action {action}."
@@ -194,6 +204,7 @@ def evaluate(
         missing_info=list(dict.fromkeys(missing)),
         suggested_action=action,
         reasoning=reasoning,
+        pointers=pointers,
     )
 
 
@@ -211,9 +222,8 @@ def pointed_to(question: str, chunks: list[ScoredChunk]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _keyword_only(analysis: QueryAnalysis, chunks: list[ScoredChunk]) -> bool:
-    if analysis.recommended_strategy == "keyword":
-        return True
+def _keyword_only(chunks: list[ScoredChunk]) -> bool:
+    """Whether the chunks came from keyword search alone (what was searched, not what was recommended)."""
     keys = {k for c in chunks for k in c.ranks} | {k for c in chunks for k in c.scores if k != "rerank"}
     return bool(keys) and keys <= {"keyword", "bm25", "sparse"}
 
@@ -234,10 +244,10 @@ def _action(
         return "answer"
     if uncovered_subs and analysis.recommended_strategy != "multi_hop":
         return "multi_hop"
-    if missing_identifiers and analysis.recommended_strategy != "keyword":
+    if missing_identifiers and not _keyword_only(chunks):
         return "retry_keyword"
     if pointers:
         return "multi_hop"
-    if low_coverage and _keyword_only(analysis, chunks):
+    if low_coverage and _keyword_only(chunks):
         return "retry_vector"
     return "rewrite"

