@@ -275,6 +275,7 @@ def test_sentences_of_news_snippets_split_where_sentences_end():
             {"13610thousand": 1.0, "91%": 1.0},
         ),
         ("2018年，城镇新增就业：1,361万人。", "number", "2018年新增就业多少人？", {"1361万": 1.0}),
+        ("2018年城镇新增就业1,361万人。", "number", "2018年新增就业多少人？", {"1361万": 1.0}),
         (
             "Director Niels B. Christiansen joined the LEGO Group.",
             "name",

@@ -69,7 +69,7 @@ _EN_DATES = [
 ]
 _ZH_DATE = re.compile(r"(?:(?P<y>\d{4})\s*年)?\s*(?:(?P<mm>\d{1,2})\s*月)?\s*(?:(?P<d>\d{1,2})\s*[日号])?")
 _NUMBER = re.compile(
-    r"(?<![\w.])[$€£¥]?\s?(?P<n>\d+(?:[,，]\d{3})*(?:\.\d+)?)\s*"
+    r"(?<![A-Za-z0-9_.,])[$€£¥]?\s?(?P<n>\d+(?:[,，]\d{3})*(?:\.\d+)?)\s*"
     r"(?P<u>%|％|万亿|千万|百万|万|亿|千|百|(?:million|billion|trillion|thousand|percent)\b)?"
     r"(?!\s*(?:年|月|日|号))",
     re.IGNORECASE,
