@@ -233,8 +233,9 @@ class Session:
         )
 
     def turns(self) -> int:
-        state = self.app.get_state({"configurable": {"thread_id": self.thread_id}}).values
-        return sum(1 for m in state.get("messages") or [] if getattr(m, "type", "") == "human")
+        from memory.threads import conversation
+
+        return len(conversation(self.saver, self.thread_id))
 
     # -- asking --
 
