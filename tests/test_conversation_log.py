@@ -117,7 +117,9 @@ def test_delete_and_prune_remove_the_log_too(make_context, saver):
         ask(app, "HNSW 是什么？", context=context, thread_id=thread)
     assert log_rows(saver, gone) == 2
     assert delete_thread(saver, gone) is True
-    assert log_rows(saver, gone) == 0 and sql(saver, "SELECT 1 FROM checkpoints WHERE thread_id = ?", gone) == []
+    assert (
+        log_rows(saver, gone) == 0 and sql(saver, "SELECT 1 FROM checkpoints WHERE thread_id = ?", gone) == []
+    )
     # pruning everything older than a day, seen from two days ahead: every thread goes, log and all
     pruned = prune_threads(saver, timedelta(days=1), now=datetime.now(UTC) + timedelta(days=2))
     assert set(pruned) >= {keep, old}
@@ -151,7 +153,9 @@ def test_a_checkpoint_that_cannot_be_written_takes_its_log_rows_with_it(make_con
         with pytest.raises(Exception, match="disk full"):
             ask(app, "HNSW 是什么？", context=context, thread_id=thread)
     finally:
-        saver.conn.execute("DROP TRIGGER refuse ON checkpoints" if is_postgres(saver) else "DROP TRIGGER refuse")
+        saver.conn.execute(
+            "DROP TRIGGER refuse ON checkpoints" if is_postgres(saver) else "DROP TRIGGER refuse"
+        )
         if not is_postgres(saver):
             saver.conn.commit()
     assert [t.question for t in logged_turns(saver, thread)] == ["What does error code E-4711 mean?"]
@@ -179,7 +183,10 @@ def test_a_thread_rolled_back_to_an_earlier_checkpoint_drops_the_later_turns_fro
     assert [t.question for t in conversation(saver, thread)] == ["混合检索是如何合并结果的？"]
     follow = ask(app, "那它的常数是多少？", context=context, thread_id=thread)
     assert "混合检索" in follow.standalone_question
-    assert [t.question for t in conversation(saver, thread)] == ["混合检索是如何合并结果的？", "那它的常数是多少？"]
+    assert [t.question for t in conversation(saver, thread)] == [
+        "混合检索是如何合并结果的？",
+        "那它的常数是多少？",
+    ]
 
 
 def test_a_thread_stored_before_the_log_reads_whole_and_is_logged_on_its_next_turn(saver):
@@ -195,7 +202,11 @@ def test_a_thread_stored_before_the_log_reads_whole_and_is_logged_on_its_next_tu
     plain = chat_graph(saver)  # no bounded saver: whole history in each checkpoint, no log
     for text in ("第一个问题", "second question", "第三个问题"):
         plain.invoke({"messages": [HumanMessage(text)]}, {"configurable": {"thread_id": thread}})
-    assert [t.question for t in conversation(saver, thread)] == ["第一个问题", "second question", "第三个问题"]
+    assert [t.question for t in conversation(saver, thread)] == [
+        "第一个问题",
+        "second question",
+        "第三个问题",
+    ]
     assert logged_turns(saver, thread) == []
     bounded = chat_graph(BoundedSaver(saver, slim=conversation_values, keep=2, window_turns=1))
     bounded.invoke({"messages": [HumanMessage("fourth")]}, {"configurable": {"thread_id": thread}})
