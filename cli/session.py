@@ -382,10 +382,12 @@ class Session:
             self.last = None
             self.console.print(f"[yellow]cancelled; continuing in a new thread {self.thread_id}[/]")
             return
+        from memory.threads import delete_thread
+
         if before.config.get("configurable", {}).get("checkpoint_id"):
-            self.app.update_state(before.config, None, as_node="__copy__")
+            self.app.update_state(before.config, None, as_node="__copy__")  # the log follows it back
         else:
-            self.saver.delete_thread(self.thread_id)
+            delete_thread(self.saver, self.thread_id)  # checkpoints and logged turns alike
         self.console.print("[yellow]cancelled (the question was not added to the conversation)[/]")
 
     # -- commands --
