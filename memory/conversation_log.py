@@ -41,8 +41,8 @@ from pydantic import BaseModel, Field
 
 from memory.history import message_text
 
-TABLE = "conversation_log"
-_SQLITE_SCHEMA = f"""CREATE TABLE IF NOT EXISTS {TABLE} (
+LOG_TABLE = "conversation_log"
+_SQLITE_SCHEMA = f"""CREATE TABLE IF NOT EXISTS {LOG_TABLE} (
     thread_id TEXT NOT NULL,
     seq INTEGER NOT NULL,
     question_id TEXT NOT NULL,
@@ -51,7 +51,7 @@ _SQLITE_SCHEMA = f"""CREATE TABLE IF NOT EXISTS {TABLE} (
     citations TEXT NOT NULL,
     PRIMARY KEY (thread_id, seq)
 )"""
-POSTGRES_LOG_SCHEMA = f"""CREATE TABLE IF NOT EXISTS {TABLE} (
+POSTGRES_LOG_SCHEMA = f"""CREATE TABLE IF NOT EXISTS {LOG_TABLE} (
     thread_id TEXT NOT NULL,
     seq BIGINT NOT NULL,
     question_id TEXT NOT NULL,
@@ -158,23 +158,23 @@ def _sync_sqlite(cur: sqlite3.Cursor, thread_id: str, turns: list[Turn]) -> None
     ids = [t.question_id for t in turns]
     marks = ",".join("?" * len(ids))
     cur.execute(
-        f"SELECT seq, question_id FROM {TABLE} WHERE thread_id = ? AND question_id IN ({marks})",
+        f"SELECT seq, question_id FROM {LOG_TABLE} WHERE thread_id = ? AND question_id IN ({marks})",
         (thread_id, *ids),
     )
     known = {qid: seq for seq, qid in cur.fetchall()}
     if known:  # logged turns after the checkpoint's first known one that it does not hold: rolled back
         cur.execute(
-            f"DELETE FROM {TABLE} WHERE thread_id = ? AND seq >= ? AND question_id NOT IN ({marks})",
+            f"DELETE FROM {LOG_TABLE} WHERE thread_id = ? AND seq >= ? AND question_id NOT IN ({marks})",
             (thread_id, min(known.values()), *ids),
         )
-    cur.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {TABLE} WHERE thread_id = ?", (thread_id,))
+    cur.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {LOG_TABLE} WHERE thread_id = ?", (thread_id,))
     seq = int(cur.fetchone()[0])
     for turn in turns:
         if turn.question_id in known:
             continue
         seq += 1
         cur.execute(
-            f"INSERT INTO {TABLE} (thread_id, seq, question_id, question, answer, citations) "
+            f"INSERT INTO {LOG_TABLE} (thread_id, seq, question_id, question, answer, citations) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             (thread_id, seq, turn.question_id, turn.question, turn.answer, json.dumps(turn.citations)),
         )
@@ -183,23 +183,23 @@ def _sync_sqlite(cur: sqlite3.Cursor, thread_id: str, turns: list[Turn]) -> None
 def _sync_postgres(cur: psycopg.Cursor[dict[str, Any]], thread_id: str, turns: list[Turn]) -> None:
     ids = [t.question_id for t in turns]
     cur.execute(
-        f"SELECT seq, question_id FROM {TABLE} WHERE thread_id = %s AND question_id = ANY(%s)",
+        f"SELECT seq, question_id FROM {LOG_TABLE} WHERE thread_id = %s AND question_id = ANY(%s)",
         (thread_id, ids),
     )
     known = {r["question_id"]: r["seq"] for r in cur.fetchall()}
     if known:
         cur.execute(
-            f"DELETE FROM {TABLE} WHERE thread_id = %s AND seq >= %s AND NOT (question_id = ANY(%s))",
+            f"DELETE FROM {LOG_TABLE} WHERE thread_id = %s AND seq >= %s AND NOT (question_id = ANY(%s))",
             (thread_id, min(known.values()), ids),
         )
-    cur.execute(f"SELECT COALESCE(MAX(seq), 0) AS seq FROM {TABLE} WHERE thread_id = %s", (thread_id,))
+    cur.execute(f"SELECT COALESCE(MAX(seq), 0) AS seq FROM {LOG_TABLE} WHERE thread_id = %s", (thread_id,))
     seq = int(cur.fetchone()["seq"])
     for turn in turns:
         if turn.question_id in known:
             continue
         seq += 1
         cur.execute(
-            f"INSERT INTO {TABLE} (thread_id, seq, question_id, question, answer, citations) "
+            f"INSERT INTO {LOG_TABLE} (thread_id, seq, question_id, question, answer, citations) "
             "VALUES (%s, %s, %s, %s, %s, %s)",
             (thread_id, seq, turn.question_id, turn.question, turn.answer, Jsonb(turn.citations)),
         )
@@ -301,7 +301,7 @@ def put_logged(
 
 
 def _sqlite_has_log(cur: sqlite3.Cursor) -> bool:
-    cur.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,))
+    cur.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (LOG_TABLE,))
     return cur.fetchone() is not None
 
 
@@ -312,7 +312,7 @@ def logged_turns(saver: BaseCheckpointSaver, thread_id: str) -> list[Turn]:
             if not _sqlite_has_log(cur):
                 return []
             cur.execute(
-                f"SELECT question_id, question, answer, citations FROM {TABLE} WHERE thread_id = ? "
+                f"SELECT question_id, question, answer, citations FROM {LOG_TABLE} WHERE thread_id = ? "
                 "ORDER BY seq",
                 (thread_id,),
             )
@@ -320,11 +320,11 @@ def logged_turns(saver: BaseCheckpointSaver, thread_id: str) -> list[Turn]:
         return [Turn(question_id=q, question=t, answer=a, citations=json.loads(c)) for q, t, a, c in rows]
     if isinstance(saver, PostgresSaver):
         with postgres_cursor(saver) as cur:
-            cur.execute("SELECT to_regclass(%s) IS NOT NULL AS present", (TABLE,))
+            cur.execute("SELECT to_regclass(%s) IS NOT NULL AS present", (LOG_TABLE,))
             if not cur.fetchone()["present"]:
                 return []
             cur.execute(
-                f"SELECT question_id, question, answer, citations FROM {TABLE} WHERE thread_id = %s "
+                f"SELECT question_id, question, answer, citations FROM {LOG_TABLE} WHERE thread_id = %s "
                 "ORDER BY seq",
                 (thread_id,),
             )
@@ -336,11 +336,11 @@ def delete_logged(saver: BaseCheckpointSaver, thread_id: str) -> None:
     """Delete the thread's checkpoints, writes, blobs and log in one transaction."""
     if isinstance(saver, SqliteSaver):
         with sqlite_transaction(saver) as cur:
-            for table in ("checkpoints", "writes", TABLE):
+            for table in ("checkpoints", "writes", LOG_TABLE):
                 cur.execute(f"DELETE FROM {table} WHERE thread_id = ?", (str(thread_id),))
     elif isinstance(saver, PostgresSaver):
         with postgres_cursor(saver) as cur, cur.connection.transaction():
-            for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes", TABLE):
+            for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes", LOG_TABLE):
                 cur.execute(f"DELETE FROM {table} WHERE thread_id = %s", (str(thread_id),))
     else:
         saver.delete_thread(thread_id)

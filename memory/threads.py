@@ -13,6 +13,7 @@ import re
 import sqlite3
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -24,9 +25,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from pydantic import BaseModel, ConfigDict
 
 from memory.conversation_log import (
-    TABLE as LOG_TABLE,
-)
-from memory.conversation_log import (
+    LOG_TABLE,
     Turn,
     answered_turns,
     delete_logged,
@@ -274,7 +273,7 @@ class _SqliteBackend:
     def __init__(self, saver: SqliteSaver) -> None:
         self.saver = saver
 
-    def _transaction(self):
+    def _transaction(self) -> AbstractContextManager[sqlite3.Cursor]:
         return sqlite_transaction(self.saver)
 
     def vacuum(self) -> None:
@@ -361,7 +360,7 @@ class _PostgresBackend:
     def __init__(self, saver: PostgresSaver) -> None:
         self.saver = saver
 
-    def _cursor(self):
+    def _cursor(self) -> AbstractContextManager[psycopg.Cursor[dict[str, Any]]]:
         return postgres_cursor(self.saver)
 
     def vacuum(self) -> None:

@@ -14,7 +14,7 @@ import pytest
 from graph.builder import build_graph
 from graph.run import ask
 from memory.checkpointer import open_checkpointer
-from memory.conversation_log import TABLE, logged_turns
+from memory.conversation_log import LOG_TABLE, logged_turns
 from memory.threads import conversation, delete_thread, list_threads, prune_threads, show_thread
 from nodes.state import CHECKPOINT_TYPES
 from tests.graph_fixtures import make_context
@@ -77,7 +77,7 @@ def newest_checkpoint_bytes(saver, thread_id: str) -> int:
 
 
 def log_rows(saver, thread_id: str) -> int:
-    ((count,),) = sql(saver, f"SELECT COUNT(*) FROM {TABLE} WHERE thread_id = ?", thread_id)
+    ((count,),) = sql(saver, f"SELECT COUNT(*) FROM {LOG_TABLE} WHERE thread_id = ?", thread_id)
     return int(count)
 
 
