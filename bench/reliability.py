@@ -4,7 +4,7 @@
     python bench/reliability.py kill-ask --runs 10
     python bench/reliability.py concurrent --rounds 5
     python bench/reliability.py damage
-    python bench/reliability.py storage --turns 500 --threads 1000
+    python bench/reliability.py storage --turns 1000 --threads 1000
 
 Each prints one JSON line. Real processes (``python main.py ...``) are killed with SIGKILL after a
 delay drawn from a seeded generator, so a run can be repeated. Work happens in a temporary folder.
@@ -204,12 +204,26 @@ def damage() -> dict:
     }
 
 
+def sqlite_bytes(db: Path) -> int:
+    """The SQLite file's size once its write-ahead log is folded into it."""
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return db.stat().st_size
+
+
 def storage(turns: int, threads: int) -> dict:
+    """One thread of ``turns`` turns (sizes at 100, 500, 1000 and the end), then ``threads`` one-question
+    threads pruned. ``log_text_bytes`` is the UTF-8 text the conversation log holds (questions, answers,
+    citations): what a thread must keep; ``newest_checkpoint_bytes`` is one checkpoint's row."""
+    import sqlite3
+
     from config import load_settings
     from graph.builder import build_graph
     from graph.run import ask
     from memory.checkpointer import open_checkpointer
-    from memory.threads import cap_checkpoints, prune_threads, reclaim_space
+    from memory.threads import prune_threads, reclaim_space
     from nodes.context import build_context
     from nodes.state import CHECKPOINT_TYPES
 
@@ -230,24 +244,36 @@ def storage(turns: int, threads: int) -> dict:
         "max_checkpoints_per_thread": settings.max_checkpoints_per_thread,
     }
     one = work / "one-thread.sqlite"
+    marks = sorted({n for n in (100, 500, 1000) if n <= turns} | {turns})
     with open_checkpointer(sqlite_path=one, allowed_types=CHECKPOINT_TYPES) as saver:
-        app = build_graph(checkpointer=saver)
-        for n in range(turns):
+        app = build_graph(checkpointer=saver, max_checkpoints_per_thread=settings.max_checkpoints_per_thread)
+        for n in range(1, turns + 1):
             ask(app, questions[n % 3], context=context, thread_id="long")
-            cap_checkpoints(saver, "long", settings.max_checkpoints_per_thread)
-            if n + 1 in (100, turns):
-                out[f"bytes_after_{n + 1}_turns"] = one.stat().st_size
+            if n in marks:
+                with sqlite3.connect(one) as conn:
+                    (log_text,) = conn.execute(
+                        "SELECT SUM(length(CAST(question AS BLOB)) + length(CAST(answer AS BLOB)) "
+                        "+ length(CAST(citations AS BLOB))) FROM conversation_log"
+                    ).fetchone()
+                    (newest,) = conn.execute(
+                        "SELECT length(checkpoint) FROM checkpoints ORDER BY checkpoint_id DESC LIMIT 1"
+                    ).fetchone()
+                out[f"after_{n}_turns"] = {
+                    "db_bytes": sqlite_bytes(one),
+                    "log_text_bytes": log_text,
+                    "newest_checkpoint_bytes": newest,
+                }
     many = work / "many-threads.sqlite"
     with open_checkpointer(sqlite_path=many, allowed_types=CHECKPOINT_TYPES) as saver:
         app = build_graph(checkpointer=saver)
         for n in range(threads):
             ask(app, questions[n % 3], context=context, thread_id=f"t{n}")
-        out[f"bytes_{threads}_threads"] = many.stat().st_size
+        out[f"bytes_{threads}_threads"] = sqlite_bytes(many)
         pruned = prune_threads(saver, timedelta(seconds=1), now=datetime.now(UTC) + timedelta(days=1))
         out["pruned"] = len(pruned)
-        out["bytes_after_prune_without_vacuum"] = many.stat().st_size
+        out["bytes_after_prune_without_vacuum"] = sqlite_bytes(many)
         reclaim_space(saver)
-        out["bytes_after_prune"] = many.stat().st_size
+        out["bytes_after_prune"] = sqlite_bytes(many)
     shutil.rmtree(work, ignore_errors=True)
     return out
 

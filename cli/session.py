@@ -26,10 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.live import Live
 from rich.table import Table
+from rich.text import Text
 
 from cli.ask import render_answer
-from cli.common import add_common, make_console, show_rerank_progress, shown
+from cli.common import add_common, make_console, neutralised, show_rerank_progress, shown
 from core.trace import Decision, TraceEvent
 from nodes.policy import MODES
 
@@ -117,6 +119,21 @@ def answer_token(message: tuple[Any, dict[str, Any]]) -> str:
     if metadata.get("langgraph_node") != "generate":
         return ""
     return getattr(chunk, "text", "") or ""
+
+
+def written_answer(update: dict[str, Any]) -> tuple[str, str] | None:
+    """(answer, why the model's own answer was not used) when ``update`` is the generate node's; "" as
+    the reason when the model's answer passed the check. None for other updates."""
+    generated = update.get("generate")
+    if not isinstance(generated, dict) or "answer" not in generated:
+        return None
+    reasons = [e.fallback_reason for e in generated.get("trace") or [] if getattr(e, "fallback_reason", "")]
+    return str(generated["answer"] or ""), "; ".join(reasons)
+
+
+def replaced_notice(reason: str) -> str:
+    """The one line shown above the offline answer that replaced the model's streamed one."""
+    return f"the model's answer was not used ({reason}); the offline answer follows"
 
 
 # --- one run in a worker thread -----------------------------------------------------------------------
@@ -233,8 +250,9 @@ class Session:
         )
 
     def turns(self) -> int:
-        state = self.app.get_state({"configurable": {"thread_id": self.thread_id}}).values
-        return sum(1 for m in state.get("messages") or [] if getattr(m, "type", "") == "human")
+        from memory.threads import conversation
+
+        return len(conversation(self.saver, self.thread_id))
 
     # -- asking --
 
@@ -283,6 +301,8 @@ class Session:
         run = _Run(stream)
         printed = 0
         streamed = ""
+        checked = ""  # the answer as the independent check left it, once shown in place of the tokens
+        live: Live | None = None
         final: dict[str, Any] = {}
         try:
             for mode, payload in run.updates():
@@ -292,15 +312,23 @@ class Session:
                 if mode == "messages":
                     token = answer_token(payload)
                     if token:
-                        if not streamed:
+                        if live is None:
                             self._end_progress(printed)
                             printed = 0
-                        self.console.print(shown(token), end="", soft_wrap=True, highlight=False)
+                            live = self._live_answer()
                         streamed += token
+                        live.update(Text(neutralised(streamed)), refresh=True)
                     continue
+                written = written_answer(payload)
+                if written is not None and live is not None:
+                    # The model's tokens were only a preview: the check has now accepted or replaced them.
+                    live.stop()
+                    live = None
+                    checked, reason = written
+                    if reason:
+                        self.console.print(f"[yellow]{shown(replaced_notice(reason))}[/]", highlight=False)
+                    self.console.print(shown(checked), highlight=False)
                 for label in step_labels(payload):
-                    if streamed and printed == 0:
-                        self.console.print()  # the streamed answer ends; progress goes on below it
                     sep = "  " if printed == 0 else " -> "
                     self.console.print(f"[dim]{sep}{shown(label)}[/]", end="", soft_wrap=True)
                     printed += 1
@@ -318,6 +346,9 @@ class Session:
             self._end_progress(printed)
             self.console.print(f"[red]error: {shown(str(exc) or type(exc).__name__)}[/]")
             return
+        finally:
+            if live is not None:
+                live.stop()  # transient: a cut-off preview leaves the screen with it
         self._end_progress(printed)
         for warning in budget.warnings:
             self.warn.print(f"warning: {shown(warning)}")
@@ -325,7 +356,14 @@ class Session:
         self.last = result_from_state(question, state, started, self.thread_id)
         self.last.warnings = budget.warnings
         self.remember()
-        render_answer(self.console, self.last, streamed=streamed)
+        render_answer(self.console, self.last, streamed=checked)
+
+    def _live_answer(self) -> Live:
+        """The model's answer tokens as a preview, redrawn in place on a terminal and erased when the
+        check has spoken (``transient``); elsewhere (a pipe, a file) nothing shows until then."""
+        live = Live(Text(""), console=self.console, transient=True, auto_refresh=False)
+        live.start()
+        return live
 
     def _end_progress(self, printed: int) -> None:
         if printed:
@@ -344,10 +382,12 @@ class Session:
             self.last = None
             self.console.print(f"[yellow]cancelled; continuing in a new thread {self.thread_id}[/]")
             return
+        from memory.threads import delete_thread
+
         if before.config.get("configurable", {}).get("checkpoint_id"):
-            self.app.update_state(before.config, None, as_node="__copy__")
+            self.app.update_state(before.config, None, as_node="__copy__")  # the log follows it back
         else:
-            self.saver.delete_thread(self.thread_id)
+            delete_thread(self.saver, self.thread_id)  # checkpoints and logged turns alike
         self.console.print("[yellow]cancelled (the question was not added to the conversation)[/]")
 
     # -- commands --

@@ -15,39 +15,26 @@ from pydantic import BaseModel, Field
 
 from evaluators.feedback_analysis import Diagnosis, Proposal, class_counts, diagnose, holds_answer, propose
 from graph.run import ask
+from memory.conversation_log import answered_turns
 from memory.feedback import FeedbackError, FeedbackRecord, FeedbackStore, Verdict
+from memory.threads import conversation
 from nodes.context import AgentContext
 from nodes.policy import MODES
 
 RERUN_MODES: tuple[str, ...] = ("naive", "keyword", "hybrid", "hybrid_rerank", "agentic")
 
 
-def _turns(messages: Sequence[Any]) -> list[tuple[str, str, list[dict[str, Any]]]]:
-    """(question, answer, citations) per completed turn, oldest first."""
-    turns: list[tuple[str, str, list[dict[str, Any]]]] = []
-    question: str | None = None
-    for message in messages:
-        if message.type == "human":
-            question = str(message.content)
-        elif message.type == "ai" and question is not None:
-            turns.append(
-                (question, str(message.content), list(message.additional_kwargs.get("citations") or []))
-            )
-            question = None
-    return turns
-
-
 def turn_record(
     app: Any, thread_id: str, verdict: Verdict, *, turn: int | None = None, note: str = ""
 ) -> FeedbackRecord:
-    """The record for one turn of a thread (the last by default), read from its checkpoints.
+    """The record for one turn of a thread (the last by default): question, answer and citations from
+    the conversation log, passages and trace from the turn's final checkpoint when it is still kept.
 
-    The passages and trace are those of the turn's final state; for an older turn whose checkpoints were
-    capped away (``max_checkpoints_per_thread``) only the question, answer and citations remain.
+    For an older turn whose checkpoints were capped away (``max_checkpoints_per_thread``) only the
+    question, answer and citations remain.
     """
     config = {"configurable": {"thread_id": thread_id}}
-    state = app.get_state(config).values
-    turns = _turns(state.get("messages") or [])
+    turns = conversation(app.checkpointer, thread_id)
     if not turns:
         raise FeedbackError(
             f"thread {thread_id!r} has no answered question: ask first, or check the thread id"
@@ -57,27 +44,28 @@ def turn_record(
         raise FeedbackError(
             f"thread {thread_id!r} has {len(turns)} turns; --turn must be between 1 and {len(turns)}"
         )
-    question, answer, citations = turns[number - 1]
-    final = state if number == len(turns) else _state_after_turn(app, config, number)
+    chosen = turns[number - 1]
+    final = _state_after_turn(app, config, chosen.question_id)
     return FeedbackRecord(
         thread_id=thread_id,
         turn=number,
         verdict=verdict,
         note=note,
-        question=question,
-        answer=answer,
+        question=chosen.question,
+        answer=chosen.answer,
         mode=final.get("mode") or "",
-        citations=citations,
+        citations=chosen.citations,
         passages=[p.model_dump(mode="json") for p in final.get("passages") or []],
         trace=[e.model_dump(mode="json") for e in final.get("trace") or []],
     )
 
 
-def _state_after_turn(app: Any, config: dict[str, Any], number: int) -> dict[str, Any]:
+def _state_after_turn(app: Any, config: dict[str, Any], question_id: str) -> dict[str, Any]:
+    """The values of the finished checkpoint whose latest answered turn is the question ``question_id``."""
     for snapshot in app.get_state_history(config):
-        values = snapshot.values
-        if len(_turns(values.get("messages") or [])) == number and not snapshot.next:
-            return values
+        answered = answered_turns(snapshot.values.get("messages") or [])
+        if answered and answered[-1].question_id == question_id and not snapshot.next:
+            return snapshot.values
     return {}
 
 

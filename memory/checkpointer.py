@@ -24,6 +24,8 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 from psycopg.rows import dict_row
 
+from memory.conversation_log import setup_postgres_log
+
 SQLITE_BUSY_TIMEOUT_S = 30.0
 POSTGRES_CONNECT_TIMEOUT_S = 10
 _SETUP_ATTEMPTS = 3
@@ -187,6 +189,7 @@ def _setup_postgres(saver: PostgresSaver, url: str, conn: psycopg.Connection) ->
         for attempt in range(_SETUP_ATTEMPTS):
             try:
                 saver.setup()
+                setup_postgres_log(conn)
                 return
             except psycopg.Error as exc:
                 if _is_setup_race(exc) and attempt + 1 < _SETUP_ATTEMPTS:

@@ -19,6 +19,9 @@ from providers.tokens import count_tokens, truncate_to_tokens
 MESSAGE_OVERHEAD_TOKENS = 4
 
 Role = Literal["user", "assistant"]
+# The exchanges a follow-up question is read against; checkpoints keep this many turns of messages
+# (the whole conversation is in memory/conversation_log.py).
+CONTEXT_TURNS = 6
 
 
 def message_text(message: BaseMessage) -> str:
@@ -44,6 +47,13 @@ def _turns(messages: list[BaseMessage]) -> list[list[BaseMessage]]:
         else:
             turns[-1].append(message)
     return turns
+
+
+def recent_messages(messages: list[BaseMessage], turns: int) -> list[BaseMessage]:
+    """The messages of the last ``turns`` turns (each from a user message to the next), oldest first."""
+    if turns < 1:
+        raise ValueError(f"turns must be at least 1, got {turns}")
+    return [message for turn in _turns(list(messages))[-turns:] for message in turn]
 
 
 def _truncated(message: BaseMessage, budget: int) -> BaseMessage:

@@ -1,8 +1,9 @@
 """Manage conversation threads kept by a checkpointer: list, show, delete, prune by age, cap history.
 
-Reads go through the saver's public API (``list``, ``get_tuple``, ``delete_thread``) so they work on every
-backend. Counting and capping need SQL the savers do not offer, written here for the SQLite and
-PostgreSQL schemas of langgraph-checkpoint-sqlite 3.x and langgraph-checkpoint-postgres 3.x.
+Reads go through the saver's public API (``list``, ``get_tuple``, ``delete_thread``) plus the
+conversation log (memory/conversation_log.py), so they work on every backend. Counting and capping need
+SQL the savers do not offer, written here for the SQLite and PostgreSQL schemas of
+langgraph-checkpoint-sqlite 3.x and langgraph-checkpoint-postgres 3.x.
 """
 
 from __future__ import annotations
@@ -12,19 +13,27 @@ import re
 import sqlite3
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-from psycopg.rows import dict_row
 from pydantic import BaseModel, ConfigDict
 
-from memory.history import Role, history_turns, message_text
+from memory.conversation_log import (
+    LOG_TABLE,
+    Turn,
+    answered_turns,
+    delete_logged,
+    logged_turns,
+    postgres_cursor,
+    sqlite_transaction,
+)
+from memory.history import Role
 
 TITLE_CHARS = 80
 ROOT_NS = ""
@@ -90,15 +99,40 @@ def _messages(head: CheckpointTuple) -> list[BaseMessage]:
     return [m for m in values.get("messages") or [] if isinstance(m, BaseMessage)]
 
 
+def underlying(saver: BaseCheckpointSaver) -> BaseCheckpointSaver:
+    """The saver that stores the rows, under wrappers that keep theirs in ``.saver`` (BoundedSaver)."""
+    while isinstance(getattr(saver, "saver", None), BaseCheckpointSaver):
+        saver = saver.saver
+    return saver
+
+
+def _conversation(saver: BaseCheckpointSaver, thread_id: str, head: CheckpointTuple) -> list[Turn]:
+    """The logged turns, then any answered turn of the latest checkpoint not logged (a thread written
+    before the log existed, or a saver without one)."""
+    logged = logged_turns(saver, thread_id)
+    ids = {t.question_id for t in logged}
+    return logged + [t for t in answered_turns(_messages(head)) if t.question_id not in ids]
+
+
+def conversation(saver: BaseCheckpointSaver, thread_id: str) -> list[Turn]:
+    """Every answered turn of the thread, oldest first ([] for an unknown thread)."""
+    saver = underlying(saver)
+    head = saver.get_tuple(_root_config(thread_id))
+    return [] if head is None else _conversation(saver, thread_id, head)
+
+
 def _one_line(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= TITLE_CHARS else flat[: TITLE_CHARS - 1] + "…"
 
 
-def _title(head: CheckpointTuple) -> str:
-    for message in _messages(head):
-        if isinstance(message, HumanMessage) and message_text(message).strip():
-            return _one_line(message_text(message))
+def _title(saver: BaseCheckpointSaver, thread_id: str, head: CheckpointTuple) -> str:
+    for turn in _conversation(saver, thread_id, head):
+        if turn.question.strip():
+            return _one_line(turn.question)
+    for message in _messages(head):  # an unanswered first question
+        if message.type == "human" and message.text.strip():
+            return _one_line(message.text)
     question = (head.checkpoint.get("channel_values") or {}).get("question")
     return _one_line(question) if isinstance(question, str) else ""
 
@@ -116,9 +150,12 @@ def _thread_counts(saver: BaseCheckpointSaver) -> dict[str, int]:
     return dict(counts)
 
 
-def _info(thread_id: str, count: int, head: CheckpointTuple) -> ThreadInfo:
+def _info(saver: BaseCheckpointSaver, thread_id: str, count: int, head: CheckpointTuple) -> ThreadInfo:
     return ThreadInfo(
-        thread_id=thread_id, n_checkpoints=count, updated_at=_timestamp(head), title=_title(head)
+        thread_id=thread_id,
+        n_checkpoints=count,
+        updated_at=_timestamp(head),
+        title=_title(saver, thread_id, head),
     )
 
 
@@ -131,32 +168,36 @@ def _heads(saver: BaseCheckpointSaver) -> Iterator[tuple[str, int, CheckpointTup
 
 def list_threads(saver: BaseCheckpointSaver) -> list[ThreadInfo]:
     """Every thread, most recently updated first."""
-    infos = [_info(thread_id, count, head) for thread_id, count, head in _heads(saver)]
+    saver = underlying(saver)
+    infos = [_info(saver, thread_id, count, head) for thread_id, count, head in _heads(saver)]
     oldest = datetime.min.replace(tzinfo=UTC)
     return sorted(infos, key=lambda i: (i.updated_at or oldest, i.thread_id), reverse=True)
 
 
 def show_thread(saver: BaseCheckpointSaver, thread_id: str) -> ThreadDetail:
-    """The thread's conversation as (role, text) turns, read from its latest checkpoint."""
+    """The thread's conversation as (role, text) turns: its log, and its latest checkpoint."""
+    saver = underlying(saver)
     head = saver.get_tuple(_root_config(thread_id))
     if head is None:
         raise ThreadNotFoundError(f"no conversation thread {thread_id!r}")
     count = _thread_counts(saver).get(thread_id, 1)
-    messages = _messages(head)
-    turns = history_turns(messages, max_turns=len(messages))
+    turns: list[tuple[Role, str]] = []
+    for turn in _conversation(saver, thread_id, head):
+        turns += [("user", turn.question), ("assistant", turn.answer)]
     if not turns:
         values = head.checkpoint.get("channel_values") or {}
         for role, key in (("user", "question"), ("assistant", "answer")):
             if isinstance(values.get(key), str) and values[key].strip():
                 turns.append((role, values[key].strip()))
-    info = _info(thread_id, count, head)
+    info = _info(saver, thread_id, count, head)
     return ThreadDetail(**info.model_dump(), turns=turns)
 
 
 def delete_thread(saver: BaseCheckpointSaver, thread_id: str) -> bool:
-    """Delete every checkpoint, write and blob of the thread; False when there was nothing to delete."""
+    """Delete every checkpoint, write, blob and logged turn of the thread; False when there was nothing."""
+    saver = underlying(saver)
     existed = next(iter(saver.list({"configurable": {"thread_id": thread_id}}, limit=1)), None) is not None
-    saver.delete_thread(thread_id)
+    delete_logged(saver, thread_id)
     return existed
 
 
@@ -166,6 +207,7 @@ def prune_threads(
     """Delete threads whose latest checkpoint is older than ``older_than``; return their ids."""
     if older_than <= timedelta(0):
         raise ValueError(f"older_than must be positive, got {older_than}")
+    saver = underlying(saver)
     try:
         cutoff = (now or datetime.now(UTC)) - older_than
     except OverflowError:  # before year 1: no thread is that old
@@ -176,7 +218,7 @@ def prune_threads(
         if (stamp := _timestamp(head)) is not None and stamp < cutoff
     ]
     for thread_id in doomed:
-        saver.delete_thread(thread_id)
+        delete_logged(saver, thread_id)
     return sorted(doomed)
 
 
@@ -186,7 +228,7 @@ def reclaim_space(saver: BaseCheckpointSaver) -> None:
     SQLite runs ``VACUUM`` (rewrites the file) and truncates the WAL; PostgreSQL runs plain ``VACUUM``
     on the checkpoint tables (space reusable, no exclusive lock). Other savers: nothing to do.
     """
-    backend = _backend(saver)
+    backend = _backend(underlying(saver))
     if backend is not None:
         backend.vacuum()
 
@@ -231,24 +273,8 @@ class _SqliteBackend:
     def __init__(self, saver: SqliteSaver) -> None:
         self.saver = saver
 
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Cursor]:
-        """One write transaction under the saver's lock; BEGIN IMMEDIATE keeps other processes out."""
-        self.saver.setup()
-        conn = self.saver.conn
-        with self.saver.lock:
-            if conn.in_transaction:
-                conn.commit()
-            cur = conn.cursor()
-            try:
-                cur.execute("BEGIN IMMEDIATE")
-                yield cur
-                conn.commit()
-            except BaseException:
-                conn.rollback()
-                raise
-            finally:
-                cur.close()
+    def _transaction(self) -> AbstractContextManager[sqlite3.Cursor]:
+        return sqlite_transaction(self.saver)
 
     def vacuum(self) -> None:
         conn = self.saver.conn
@@ -334,22 +360,12 @@ class _PostgresBackend:
     def __init__(self, saver: PostgresSaver) -> None:
         self.saver = saver
 
-    @contextmanager
-    def _cursor(self) -> Iterator[psycopg.Cursor[dict[str, Any]]]:
-        conn = self.saver.conn
-        if isinstance(conn, psycopg.Connection):
-            with self.saver.lock:
-                if self.saver.pipe is not None:
-                    self.saver.pipe.sync()
-                with conn.cursor(row_factory=dict_row) as cur:
-                    yield cur
-        else:
-            with conn.connection() as pooled, pooled.cursor(row_factory=dict_row) as cur:
-                yield cur
+    def _cursor(self) -> AbstractContextManager[psycopg.Cursor[dict[str, Any]]]:
+        return postgres_cursor(self.saver)
 
     def vacuum(self) -> None:
         with self._cursor() as cur:
-            for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+            for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes", LOG_TABLE):
                 cur.execute(f"VACUUM {table}")  # needs autocommit, as PostgresSaver's connection is
 
     def thread_counts(self) -> dict[str, int]:

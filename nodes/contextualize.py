@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 from core.chunks import ScoredChunk
 from core.text import detect_language
 from core.trace import Decision
-from memory.history import history_turns, trim_history
+from memory.history import CONTEXT_TURNS, history_turns, trim_history
 from nodes.common import ctx, event, filters_of
 from nodes.context import AgentContext
 from nodes.policy import MODES
@@ -101,7 +101,7 @@ def contextualize(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
         update["trace"] = [RESET, event("contextualize", started, context, Decision.INVALID_INPUT, error)]
         return update
     earlier = messages[:-1] if messages and _latest_human(messages[-1:]) == question else messages
-    history = history_turns(trim_history(earlier, settings.history_token_budget), max_turns=6)
+    history = history_turns(trim_history(earlier, settings.history_token_budget), max_turns=CONTEXT_TURNS)
     unnamed = needs_clarification(question, history)
     named = the_one_document(question, corpus_check(context, question, state)) if unnamed else ""
     if unnamed and not named:

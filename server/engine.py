@@ -146,11 +146,13 @@ class Engine:
         messages: list[AnyMessage] | None = None,
         tokens: bool = True,
     ) -> AsyncIterator[Event]:
-        """Steps and answer tokens as they happen, then the result (the verified, cited answer).
+        """Steps as they happen, the answer once it is checked, then the result (verified, cited).
 
-        Tokens come from the answering model when it streams (an LLM); the offline brain writes its
-        answer in one piece, which then arrives as a single token. Closing the iterator early (a client
-        that went away) stops the run at its next step.
+        The answering model's tokens are never sent as they arrive: its answer is checked independently
+        of it first (providers/brain/answer_check.py) and may be replaced by the offline answer, and a
+        client cannot take back text it was sent. So the answer arrives as one token event as soon as
+        the generate step has finished (after verify when ``remove_unsupported`` may still cut
+        sentences). Closing the iterator early (a client that went away) stops the run at its next step.
         """
         self.require_documents()
         loop = asyncio.get_running_loop()
@@ -214,14 +216,14 @@ class Engine:
         config = run_config(self.context, thread_id)
         state: dict[str, Any] = {}
         streamed = ""
-        live_tokens = tokens and not self.settings.remove_unsupported  # verify may still cut sentences
+        early = tokens and not self.settings.remove_unsupported  # else verify may still cut sentences
         try:
             with question_budget(budget):
                 for stream_mode, chunk in app.stream(
                     payload,
                     config=config,
                     context=self.context,
-                    stream_mode=["updates", "messages", "values"],
+                    stream_mode=["updates", "values"],
                     durability=turn_durability(app),
                 ):
                     if cancelled.is_set():
@@ -229,17 +231,13 @@ class Engine:
                         break
                     if stream_mode == "values":
                         state = chunk
-                    elif stream_mode == "updates":
-                        for step in steps_of(chunk):
-                            emit(Event("step", step))
-                    elif live_tokens:
-                        message, meta = chunk
-                        text = (
-                            getattr(message, "text", "") if meta.get("langgraph_node") == "generate" else ""
-                        )
-                        if text:
-                            streamed += text
-                            emit(Event("token", text))
+                        continue
+                    for step in steps_of(chunk):
+                        emit(Event("step", step))
+                    checked = checked_answer(chunk) if early else ""
+                    if checked:
+                        streamed = checked
+                        emit(Event("token", checked))
         except GraphRecursionError:
             limit = self.settings.recursion_limit
             error = f"stopped after {limit} steps (AGENTIC_RAG_RECURSION_LIMIT) without an answer"
@@ -258,6 +256,12 @@ class Engine:
             cap_checkpoints(self.saver, thread_id, self.settings.max_checkpoints_per_thread)
         log.info("answered in %.0f ms (mode %s, stop %s)", result.latency_ms, result.mode, result.stop_reason)
         return result
+
+
+def checked_answer(update: dict[str, Any]) -> str:
+    """The answer in the generate node's update: written, checked and, if rejected, replaced."""
+    generated = update.get("generate")
+    return str(generated.get("answer") or "") if isinstance(generated, dict) else ""
 
 
 def steps_of(update: dict[str, Any]) -> list[dict[str, Any]]:

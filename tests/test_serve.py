@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import openai
@@ -347,28 +348,54 @@ def test_concurrent_requests_share_one_engine_and_one_thread_takes_turns(server)
     assert [role for role, _ in turns] == ["user", "assistant"] * 3
 
 
-# --- with a language model: answer tokens stream as the model writes them --------------------------------
+# --- with a language model: the answer is sent once the independent check has passed it -----------------
+
+
+def llm_server_for(index_dir: Path, tmp: Path, responder) -> tuple[Server, Any]:
+    from tests.openai_server import ScriptedOpenAIServer
+
+    model = ScriptedOpenAIServer(responder=responder).start()
+    srv = Server(
+        index_dir,
+        tmp,
+        AGENTIC_RAG_BRAIN="llm",
+        AGENTIC_RAG_ANSWER_CACHE="false",  # every question reaches the model: its answer is what is tested
+        OPENAI_BASE_URL=model.base_url,
+        OPENAI_API_KEY="sk-test-dummy",
+    )
+    return srv, model
 
 
 @pytest.fixture(scope="module")
 def llm_server(index_dir, tmp_path_factory) -> Iterator[Server]:
-    from tests.openai_server import ScriptedOpenAIServer, plausible_reply
+    from tests.openai_server import plausible_reply
 
-    model = ScriptedOpenAIServer(responder=plausible_reply).start()
-    srv = Server(
-        index_dir,
-        tmp_path_factory.mktemp("serve_llm"),
-        AGENTIC_RAG_BRAIN="llm",
-        AGENTIC_RAG_ANSWER_CACHE="false",  # every question reaches the model: its tokens are what is tested
-        OPENAI_BASE_URL=model.base_url,
-        OPENAI_API_KEY="sk-test-dummy",
-    )
+    srv, model = llm_server_for(index_dir, tmp_path_factory.mktemp("serve_llm"), plausible_reply)
     yield srv
     srv.stop()
     model.stop()
 
 
-def test_llm_answer_tokens_stream_live(llm_server):
+@pytest.fixture(scope="module")
+def obeying_server(tmp_path_factory, embedder) -> Iterator[Server]:
+    """A model that obeys the instruction planted in the handbooks and answers "PWNED [1] ."."""
+    from tests.openai_server import by_step, plausible_reply, reply
+    from tests.test_reliability import PLANTED
+
+    index = index_of_files(
+        tmp_path_factory, embedder, {f"handbook_{lang}.md": doc for lang, (doc, _, _) in PLANTED.items()}
+    )
+    obey = by_step(
+        {step: plausible_reply for step in ("analyze", "judge", "rewrite", "compress", "check_support")}
+        | {"answer": reply("PWNED [1] .")}
+    )
+    srv, model = llm_server_for(index, tmp_path_factory.mktemp("serve_obey"), obey)
+    yield srv
+    srv.stop()
+    model.stop()
+
+
+def test_llm_answer_is_sent_once_checked(llm_server):
     with httpx.stream(
         "POST",
         llm_server.url + "/v1/ask",
@@ -376,24 +403,52 @@ def test_llm_answer_tokens_stream_live(llm_server):
         timeout=120,
     ) as response:
         events = sse_events(response)
-    tokens = [data["text"] for name, data in events if name == "token"]
+    tokens = [(i, data["text"]) for i, (name, data) in enumerate(events) if name == "token"]
     answer = events[-1][1]
     assert events[-1][0] == "answer" and answer["citations"]
-    assert len(tokens) > 3  # the scripted model streams four characters at a time
-    assert "".join(tokens) == answer["answer"]
-    first_token = next(i for i, (name, _) in enumerate(events) if name == "token")
+    assert [text for _, text in tokens] == [answer["answer"]]  # whole, as checked
     generate_done = next(
         i for i, (name, data) in enumerate(events) if name == "step" and data["node"] == "generate"
     )
-    assert first_token < generate_done  # sent while the model was still writing
+    verify_done = next(
+        i for i, (name, data) in enumerate(events) if name == "step" and data["node"] == "verify"
+    )
+    assert generate_done < tokens[0][0] < verify_done  # after the check, before verify's step
 
     stream = client(llm_server).chat.completions.create(
         model="agentic-rag-hybrid",
         messages=[{"role": "user", "content": "What is the fusion constant k?"}],
         stream=True,
     )
-    pieces = [c.choices[0].delta.content for c in stream if c.choices and c.choices[0].delta.content]
-    assert len(pieces) > 3 and "Sources:" in "".join(pieces)
+    text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    assert text.startswith(answer["answer"]) and "Sources:" in text
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_rejected_llm_answer_is_never_streamed(obeying_server, language):
+    from tests.test_reliability import PLANTED
+
+    _, question, fact = PLANTED[language]
+    with httpx.stream(
+        "POST",
+        obeying_server.url + "/v1/ask",
+        json={"question": question, "mode": "hybrid", "stream": True},
+        timeout=120,
+    ) as response:
+        events = sse_events(response)
+    answer = events[-1][1]
+    assert events[-1][0] == "answer" and fact in answer["answer"]
+    tokens = "".join(data["text"] for name, data in events if name == "token")
+    assert tokens == answer["answer"] and "PWNED" not in tokens
+    generate = next(data for name, data in events if name == "step" and data["node"] == "generate")
+    assert "answer rejected: repeats an instruction planted" in generate["fallback_reason"]
+
+    stream = client(obeying_server).chat.completions.create(
+        model="agentic-rag-hybrid", messages=[{"role": "user", "content": question}], stream=True
+    )
+    text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    said = text.split("Sources:")[0]  # the sources list quotes the passages, planted text included
+    assert "PWNED" not in said and fact in said
 
 
 def test_an_unreachable_model_is_reported_and_the_offline_brain_answers(index_dir, tmp_path):

@@ -6,7 +6,8 @@ are in the passage. Three checks independent of that model catch it:
 
 1. the answer repeats distinctive words of an instruction-like sentence planted in a passage (words
    found nowhere else in the passages, nor in the question);
-2. the answer's embedding is not similar to the question's (it does not address it);
+2. the answer's embedding is not similar to the question's (it does not address it): a low floor when
+   rule 3 can judge too, a higher one when it cannot and this rule is the only guard;
 3. the offline support check scores every answer sentence far below its support threshold: the
    answer shares almost nothing with the passages it cites (only when answer and passages are in the
    same language, as that check compares words; a paraphrase scores well above the floor).
@@ -27,10 +28,14 @@ from core.text import detect_language
 from core.tokenize import tokenize
 from providers.offline_brain.meaning import TextEmbedder
 
-# Below this cosine similarity between question and answer the answer is taken as off-topic. Chosen
-# on the 12 question/answer pairs (en and zh) listed in docs/reliability.md: correct short answers
-# scored 0.107 and above, obeyed injections -0.057 to 0.045.
-MIN_QUESTION_SIMILARITY = 0.06
+# Below these cosine similarities between question and answer (use-multilingual) the answer is taken as
+# off-topic: the first when the support rule also judges (answer and passages in one language), the
+# second when it cannot. Each is the threshold with the fewest errors of the whole check on the frozen
+# labelled set tests/data/answer_check_pairs.jsonl (160 en/zh pairs; 0.994 with 0.02 where 0.06 gave
+# 0.975) and on its cross-language variant (each pair against its topic's passage in the other
+# language; 0.929 with 0.15 where 0.06 gave 0.786). Figures: docs/reliability.md (bench/answer_check.py).
+MIN_QUESTION_SIMILARITY = 0.02
+MIN_QUESTION_SIMILARITY_ALONE = 0.15
 # Below this best offline support score no sentence of the answer is grounded at all ("Paris is the
 # capital of France [1]" scores 0.0 against a holiday policy; a paraphrase of it scores 0.57).
 MIN_SUPPORT_SCORE = 0.25
@@ -92,7 +97,13 @@ class AnswerChecker:
     embedder: TextEmbedder
     support: SupportCheck
     min_similarity: float = MIN_QUESTION_SIMILARITY
+    min_similarity_alone: float = MIN_QUESTION_SIMILARITY_ALONE
     min_support: float = MIN_SUPPORT_SCORE
+
+    def similarity(self, question: str, answer: str) -> float:
+        """Cosine similarity of the question's and the answer's embeddings, citation markers left out."""
+        text = _MARKER_RE.sub(" ", answer).strip()
+        return cosine(self.embedder.embed_query(question), self.embedder.embed_query(text))
 
     def __call__(self, question: str, answer: str, passages: list[Passage]) -> str:
         number, words = planted_words(question, answer, passages)
@@ -101,14 +112,16 @@ class AnswerChecker:
         text = _MARKER_RE.sub(" ", answer).strip()
         if not text:
             return "the answer has no text besides citation markers"
-        similarity = cosine(self.embedder.embed_query(question), self.embedder.embed_query(text))
-        if similarity < self.min_similarity:
-            return f"does not address the question (similarity {similarity:.2f} < {self.min_similarity:.2f})"
         # The offline check compares words: only meaningful when the answer and the passages it cites
         # share a language (an answer in Chinese from English passages is checked by the rest).
         cited = {int(n) for n in re.findall(r"\[(\d+)\]", answer)}
         sources = [p.text for p in passages if p.number in cited] or [p.text for p in passages]
-        if sources and detect_language(text) == detect_language(" ".join(sources)):
+        comparable = bool(sources) and detect_language(text) == detect_language(" ".join(sources))
+        floor = self.min_similarity if comparable else self.min_similarity_alone
+        similarity = self.similarity(question, text)
+        if similarity < floor:
+            return f"does not address the question (similarity {similarity:.2f} < {floor:.2f})"
+        if comparable:
             support = self.support(answer, passages)
             best = max((s.score for s in support), default=1.0)
             if best < self.min_support:
