@@ -322,7 +322,7 @@ def build_hnsw(
     vectors: np.ndarray, params: HnswParams, cache: Path | None, threads: int
 ) -> tuple[VectorIndex, Build]:
     n, dim = vectors.shape
-    name = f"hnsw_n{n}_d{dim}_m{params.m}_efc{params.ef_construction}"
+    name = f"hnsw_fp16_n{n}_d{dim}_m{params.m}_efc{params.ef_construction}"
     if cache is not None and (cache / f"{name}.faiss").exists():
         meta = json.loads((cache / f"{name}.json").read_text())
         index, build = measured_build(faiss.read_index, str(cache / f"{name}.faiss"))

@@ -2,6 +2,11 @@
 
 Vectors are L2-normalised, so inner product is cosine similarity. Positions in the FAISS index are
 the docstore positions (0..n-1), which keeps the three stores aligned without an id map.
+
+The HNSW graph keeps its vectors as float16 (``IndexHNSWSQ`` with ``QT_fp16``): half the memory of
+float32 (768 instead of 1,536 bytes per 384-d vector, the bulk of a million-chunk index), while cosine
+scores move by ~1e-4, far below what separates neighbours an approximate search finds anyway. The exact
+index below the threshold stays float32, so small indexes score exactly.
 """
 
 from __future__ import annotations
@@ -46,8 +51,11 @@ class VectorIndex:
         params = params or HnswParams()
         vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1, dim)
         if vectors.shape[0] >= params.threshold > 0:
-            index = faiss.IndexHNSWFlat(dim, params.m, faiss.METRIC_INNER_PRODUCT)
+            index = faiss.IndexHNSWSQ(
+                dim, faiss.ScalarQuantizer.QT_fp16, params.m, faiss.METRIC_INNER_PRODUCT
+            )
             index.hnsw.efConstruction = params.ef_construction
+            index.train(vectors[:1])  # float16 needs no statistics; this only marks the index trained
         else:
             index = faiss.IndexFlatIP(dim)
         if vectors.shape[0]:
