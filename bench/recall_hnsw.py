@@ -206,7 +206,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.sets == "all":
-        sets = sorted(p.name for p in args.data.iterdir() if (p / "corpus.jsonl").stat().st_size > 0)
+        sets = sorted(
+            p.name
+            for p in args.data.iterdir()
+            if (p / "corpus.jsonl").is_file() and (p / "corpus.jsonl").stat().st_size
+        )
     else:
         sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     missing = [s for s in sets if not (args.data / s / "corpus.jsonl").exists()]
