@@ -72,7 +72,23 @@ def candidate_lists(name: str, limit: int | None) -> tuple[list[Lists], list[lis
         positions.update(pair["vector"].keys, pair["keyword"].keys)
     ids = {p: chunk.id for p, chunk in store.chunks_at(positions).items()}
     store.close()
+    if has_counterfactuals(dataset):
+        print(f"{name}: {tied_pairs(lists, golds, ids)}", file=sys.stderr)
     return lists, golds, ids
+
+
+def tied_pairs(lists: list[Lists], golds: list[list[str]], ids: dict[int, str]) -> str:
+    """How often dense prefers a planted copy over a true passage with exactly the same BM25 score."""
+    ties = copy_first = 0
+    for r, gold in zip(lists, golds, strict=True):
+        bm25 = {ids[k]: s for k, s in zip(r["keyword"].keys, r["keyword"].scores, strict=True)}
+        dense = {ids[k]: s for k, s in zip(r["vector"].keys, r["vector"].scores, strict=True)}
+        for copy in (i for i in bm25 if "::counterfactual" in i):
+            for true in (g for g in gold if g in bm25 and abs(bm25[g] - bm25[copy]) < 1e-6):
+                if true in dense and copy in dense:
+                    ties += 1
+                    copy_first += dense[copy] > dense[true]
+    return f"{ties} (true, planted copy) pairs tie exactly in BM25 with both in the dense list; dense puts the copy first in {copy_first}"
 
 
 def side(name: str) -> Fusion:
