@@ -111,6 +111,38 @@ def distractors(real: np.ndarray, n: int, kind: str, noise: float, seed: int) ->
     return out
 
 
+def all_sets(data: Path) -> list[str]:
+    """Every set folder with a non-empty corpus."""
+    return sorted(
+        p.name
+        for p in data.iterdir()
+        if (p / "corpus.jsonl").is_file() and (p / "corpus.jsonl").stat().st_size
+    )
+
+
+def real_vectors(
+    data: Path, sets: list[str], n_queries: int, seed: int, cache: Path, embedder: str
+) -> tuple[np.ndarray, np.ndarray, str]:
+    """Unit passage vectors of the sets, unit vectors of ``n_queries`` of their questions, and a tag."""
+    real, questions = embed_sets(data, sets, cache, embedder)
+    rng = np.random.default_rng(seed)
+    picked = sorted(rng.choice(len(questions), size=min(n_queries, len(questions)), replace=False))
+    tag = f"{'-'.join(sets)}_{len(picked)}_{seed}"
+    queries = embed_queries([questions[i][1] for i in picked], cache, embedder, tag)
+    real = unit_rows(np.ascontiguousarray(real, dtype=np.float32))
+    return real, unit_rows(np.ascontiguousarray(queries, dtype=np.float32)), tag
+
+
+def with_distractors(real: np.ndarray, n: int, kind: str, noise: float, seed: int) -> np.ndarray:
+    """The real vectors first, then ``n`` distractors (the same ones for the same arguments)."""
+    return np.vstack([real, distractors(real, n, kind, noise, seed + 1)])
+
+
+def graph_name(kind: str, total: int, tag: str, params: HnswParams) -> str:
+    """File name of the cached graph, shared with bench/retrieval.py --vectors derived."""
+    return f"hnsw_{kind}_n{total}_{tag}_m{params.m}_efc{params.ef_construction}.faiss"
+
+
 def recall_at_k(found: np.ndarray, truth: np.ndarray) -> float:
     """Mean overlap of the top-k id sets (order ignored), as a fraction of k."""
     hits = [len(set(f[f >= 0].tolist()) & set(t.tolist())) for f, t in zip(found, truth, strict=True)]
@@ -206,11 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.sets == "all":
-        sets = sorted(
-            p.name
-            for p in args.data.iterdir()
-            if (p / "corpus.jsonl").is_file() and (p / "corpus.jsonl").stat().st_size
-        )
+        sets = all_sets(args.data)
     else:
         sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     missing = [s for s in sets if not (args.data / s / "corpus.jsonl").exists()]
@@ -227,19 +255,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     log(f"load average at start: {os.getloadavg()}; sets {sets}")
     params = HnswParams(threshold=1, m=args.hnsw_m, ef_construction=args.ef_construction)
-    real, questions = embed_sets(args.data, sets, args.cache, args.embedder)
-    rng = np.random.default_rng(args.seed)
-    picked = sorted(rng.choice(len(questions), size=min(args.queries, len(questions)), replace=False))
-    tag = f"{'-'.join(sets)}_{len(picked)}_{args.seed}"
-    queries = embed_queries([questions[i][1] for i in picked], args.cache, args.embedder, tag)
-    real = unit_rows(np.ascontiguousarray(real, dtype=np.float32))
-    queries = unit_rows(np.ascontiguousarray(queries, dtype=np.float32))
+    real, queries, tag = real_vectors(args.data, sets, args.queries, args.seed, args.cache, args.embedder)
     lines = sweep(f"{'+'.join(sets)} alone", real, queries, params, ef_values, args.threads, None)
     if args.distractors > 0:
-        extra = distractors(real, args.distractors, args.kind, args.noise, args.seed + 1)
-        mixed = np.vstack([real, extra])
-        del extra
-        name = f"hnsw_{args.kind}_n{len(mixed)}_{tag}_m{params.m}_efc{params.ef_construction}.faiss"
+        mixed = with_distractors(real, args.distractors, args.kind, args.noise, args.seed)
+        name = graph_name(args.kind, len(mixed), tag, params)
         lines += sweep(
             f"{'+'.join(sets)} + {args.distractors:,} {args.kind} distractors",
             mixed,
