@@ -356,6 +356,11 @@ def derived_vectors(
 
 def run_size(size: int, args: argparse.Namespace) -> list[Run]:
     params = HnswParams(args.hnsw_threshold, args.hnsw_m, args.ef_construction, args.ef_search)
+    if args.keyword_only:
+        runs = [Run(size, lang, args.queries) for lang in args.langs]
+        for run in runs:
+            measure_language(run, args, None, None, None, [])
+        return runs
     if args.vectors == "derived":
         log(f"== {size:,} chunks: real embeddings + derived distractors (bench/recall_hnsw.py)")
         vectors, qvecs, graph = derived_vectors(size, args, params)
@@ -395,9 +400,9 @@ def run_size(size: int, args: argparse.Namespace) -> list[Run]:
 def measure_language(
     run: Run,
     args: argparse.Namespace,
-    flat: VectorIndex,
+    flat: VectorIndex | None,
     hnsw: VectorIndex | None,
-    qvecs: np.ndarray,
+    qvecs: np.ndarray | None,
     exact_top: list[np.ndarray],
 ) -> None:
     size, lang, nq, cand = run.size, run.lang, run.queries, args.candidates
@@ -417,11 +422,14 @@ def measure_language(
     run.postings, run.vocab_terms = int(bm25.weights.nnz), len(bm25.vocab)
     log(f"BM25Index built in {build.seconds:.0f} s, {build.index_mb:.0f} MB")
 
-    vector = hnsw or flat
-    label = "HNSW" if hnsw is not None else "exact"
-
     def ours_keyword(i: int) -> np.ndarray:
         return bm25.top_k(queries[i], TOP_K)[0]
+
+    run.latency["ours keyword"] = Latency.of(latencies(ours_keyword, nq))
+    if flat is None or qvecs is None:  # --keyword-only
+        return
+    vector = hnsw or flat
+    label = "HNSW" if hnsw is not None else "exact"
 
     def engines_with(index: VectorIndex) -> Callable[[int], object]:
         """The floor: both engines' top candidates as ids only (dense scan/graph + BM25 postings)."""
@@ -437,7 +445,6 @@ def measure_language(
 
         return hybrid
 
-    run.latency["ours keyword"] = Latency.of(latencies(ours_keyword, nq))
     run.latency[f"ours vector ({label})"] = Latency.of(
         latencies(lambda i: vector.search(qvecs[i], TOP_K), nq)
     )
@@ -652,7 +659,9 @@ def report(runs: list[Run]) -> list[str]:
         "|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     for run in runs:
-        vec = run.builds.get("faiss HNSW") or run.builds["faiss IndexFlatIP (exact)"]
+        vec = (
+            run.builds.get("faiss HNSW") or run.builds.get("faiss IndexFlatIP (exact)") or Build(0, 0, 0, 0.0)
+        )
         bm = run.builds["ours BM25Index"]
         total = (vec.index_mb or 0) + (bm.index_mb or 0)
         lines.append(
@@ -688,6 +697,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="random",
         help="random unit vectors, or bench/recall_hnsw.py's real embeddings (512-d) plus derived "
         "distractors, whose graph that script caches under --real-cache",
+    )
+    p.add_argument(
+        "--keyword-only", action="store_true", help="BM25 only: build time, peak memory, size and latency"
     )
     p.add_argument("--real-cache", type=Path, default=Path("/tmp/agentic_rag_bench"))
     p.add_argument("--vocab-size", type=int, default=100_000)
