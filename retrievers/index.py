@@ -37,7 +37,7 @@ from core.chunks import Chunk, Filters
 from core.tokenize import TOKENIZER_VERSION
 from retrievers.bm25 import BM25Index
 from retrievers.docstore import DocStore, FileRecord
-from retrievers.vector_index import HnswParams, VectorIndex
+from retrievers.vector_index import DEFAULT_EF_SEARCH, HnswParams, VectorIndex
 
 FORMAT_NAME = "agentic-rag-index"
 FORMAT_VERSION = 2
@@ -294,7 +294,7 @@ def _lock_generation(folder: Path) -> int | None:
     return None
 
 
-def open_index(folder: Path, *, ef_search: int = 64) -> Index:
+def open_index(folder: Path, *, ef_search: int = DEFAULT_EF_SEARCH) -> Index:
     """Open the current generation, checking format version and file integrity.
 
     The generation stays locked for reading until ``Index.close()`` (or the process ends).
