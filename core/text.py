@@ -15,6 +15,10 @@ from types import ModuleType
 # CJK ideographs (with extension A and compatibility forms), kana and hangul.
 CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 CJK_RE = re.compile(rf"[{CJK}]")
+# Rarer ideographs (extension B and beyond): counted by answer metrics, left out of tokenizer ranges.
+CJK_EXTENSION_B = r"\U00020000-\U0002ffff"
+# The ideographic space, 、。《》「」 and full-width forms: no space is needed next to them either.
+CJK_PUNCTUATION = r"\u3000-\u303f\uff00-\uffef"
 
 # ``[3]`` or ``[1, 2]`` / ``[1，2]``: the citation markers answers carry.
 CITATION_RE = re.compile(r"\[(\d{1,3}(?:\s*[,，]\s*\d{1,3})*)\]")

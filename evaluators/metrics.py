@@ -21,9 +21,11 @@ from typing import Any
 
 import zhconv
 
+from core.text import CJK, CJK_EXTENSION_B
+
 AnswerLike = str | Sequence[str] | None
 
-_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af\U00020000-\U0002ffff"
+_CJK = CJK + CJK_EXTENSION_B
 # Whitespace next to a CJK character carries no meaning ("4 分钟" == "4分钟").
 _SPACE_NEAR_CJK_RE = re.compile(rf"(?<=[{_CJK}])\s+|\s+(?=[{_CJK}])")
 _ARTICLES_RE = re.compile(r"\b(?:a|an|the)\b")

@@ -19,6 +19,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from core.text import CJK, CJK_PUNCTUATION
 from ingestion.documents import Block, LoadedDocument, LoaderError
 from ingestion.pdf_tables import markdown_table, table_pages
 
@@ -28,7 +29,7 @@ MAX_TITLE_CHARS = 120
 # A decoded text with more than this share of control characters is treated as binary.
 MAX_CONTROL_RATIO = 0.10
 
-_CJK_CHARS = r"\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef\u3040-\u30ff\uac00-\ud7af"
+_CJK_CHARS = CJK + CJK_PUNCTUATION
 _CJK_CHAR_RE = re.compile(rf"[{_CJK_CHARS}]")
 _TERMINAL_CHARS = frozenset(".!?;:。！？；：…」』”’)]）】")
 _BULLET_RE = re.compile(r"^\s*(?:[-*+•·▪●◦]|\d{1,3}[.)、]|[a-z][.)]|[（(]\d{1,3}[)）])\s+")

@@ -15,10 +15,12 @@ import re
 from collections.abc import Iterator
 from typing import Literal
 
+from core.text import CJK, CJK_PUNCTUATION
+
 PartKind = Literal["text", "table"]
 Part = tuple[PartKind, str]
 
-_CJK = r"\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+_CJK = CJK + CJK_PUNCTUATION
 
 
 def markdown_table(rows: list[list[str]]) -> str:

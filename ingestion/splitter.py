@@ -23,6 +23,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field, model_validator
 
+from core.text import CJK, CJK_PUNCTUATION
 from ingestion.documents import Block, LoadedDocument, TextPiece
 
 Embed = Callable[[list[str]], np.ndarray]
@@ -55,7 +56,7 @@ class SplitConfig(BaseModel):
 _CJK_TERMINATORS = "。！？；…"
 _CLOSERS = "\"'”’」』）)]】》〉»"
 _CANDIDATE_RE = re.compile(rf"\n|[{_CJK_TERMINATORS}]+|[.!?;]+")
-_CJK_RE = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
+_CJK_RE = re.compile(rf"[{CJK}{CJK_PUNCTUATION}]")
 _DOTTED_ABBREVIATION_RE = re.compile(r"(?:[a-z]\.)+[a-z]")
 _ABBREVIATIONS = frozenset(
     [
