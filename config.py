@@ -108,7 +108,12 @@ class Settings(BaseSettings):
     hnsw_threshold: int = Field(default=200_000, ge=0, description="exact search below this size")
     hnsw_m: int = Field(default=32, ge=4)
     hnsw_ef_construction: int = Field(default=80, ge=8)
-    hnsw_ef_search: int = Field(default=64, ge=8)
+    hnsw_ef_search: int = Field(
+        default=192,
+        ge=8,
+        description="HNSW search breadth: recall@10 0.97 against exact search on 250k real-embedding "
+        "vectors (0.92 at 64), docs/benchmarks.md",
+    )
     bm25_k1: float = Field(default=1.2, gt=0)
     bm25_b: float = Field(default=0.75, ge=0, le=1)
     bm25_title_boost: int = Field(default=2, ge=0, description="times the title counts as body")

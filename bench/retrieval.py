@@ -319,51 +319,76 @@ def bm25_mb(index: BM25Index) -> tuple[float, float]:
 
 # --- the benchmark -------------------------------------------------------------------------------------
 def build_hnsw(
-    vectors: np.ndarray, params: HnswParams, cache: Path | None, threads: int
+    vectors: np.ndarray, params: HnswParams, cache_file: Path | None, threads: int
 ) -> tuple[VectorIndex, Build]:
-    n, dim = vectors.shape
-    name = f"hnsw_n{n}_d{dim}_m{params.m}_efc{params.ef_construction}"
-    if cache is not None and (cache / f"{name}.faiss").exists():
-        meta = json.loads((cache / f"{name}.json").read_text())
-        index, build = measured_build(faiss.read_index, str(cache / f"{name}.faiss"))
+    if cache_file is not None and cache_file.exists():
+        meta = json.loads(cache_file.with_suffix(".json").read_text())
+        index, build = measured_build(faiss.read_index, str(cache_file))
         build.seconds, build.cpu_seconds = meta["seconds"], meta.get("cpu_seconds")
         build.note = f"graph loaded from cache; build time of its first build ({meta['threads']} threads)"
         return VectorIndex(index, params.ef_search), build
     faiss.omp_set_num_threads(threads)
-    vindex, build = measured_build(VectorIndex.build, vectors, dim, params)
+    vindex, build = measured_build(VectorIndex.build, vectors, vectors.shape[1], params)
     faiss.omp_set_num_threads(1)
     build.note = f"{threads} build threads"
-    if cache is not None:
-        cache.mkdir(parents=True, exist_ok=True)
-        vindex.save(cache / f"{name}.faiss")
+    if cache_file is not None:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        vindex.save(cache_file)
         meta = {"seconds": build.seconds, "cpu_seconds": build.cpu_seconds, "threads": threads}
-        (cache / f"{name}.json").write_text(json.dumps(meta))
+        cache_file.with_suffix(".json").write_text(json.dumps(meta))
     return vindex, build
 
 
+def derived_vectors(
+    size: int, args: argparse.Namespace, params: HnswParams
+) -> tuple[np.ndarray, np.ndarray, Path]:
+    """bench/recall_hnsw.py's vectors: real embeddings of every shared set's passages, then derived
+    distractors up to ``size``; its real queries; and the file its graph is cached in (reused here)."""
+    import recall_hnsw
+
+    real, queries, tag = recall_hnsw.real_vectors(
+        recall_hnsw.DATA, recall_hnsw.all_sets(recall_hnsw.DATA), 1000, 0, args.real_cache, "use-multilingual"
+    )
+    vectors = recall_hnsw.with_distractors(real, size - len(real), "derived", 0.02, 0)
+    graph = args.real_cache / recall_hnsw.graph_name("derived", size, tag, params)
+    return vectors, queries[: args.queries], graph
+
+
 def run_size(size: int, args: argparse.Namespace) -> list[Run]:
-    dim = args.dim
-    log(f"== {size:,} chunks: generating {dim}-d unit vectors")
-    vectors = random_unit(size, dim, seed=args.seed + 1)
-    qvecs = random_unit(args.queries, dim, seed=args.seed + 2)
+    params = HnswParams(args.hnsw_threshold, args.hnsw_m, args.ef_construction, args.ef_search)
+    if args.keyword_only:
+        runs = [Run(size, lang, args.queries) for lang in args.langs]
+        for run in runs:
+            measure_language(run, args, None, None, None, [])
+        return runs
+    if args.vectors == "derived":
+        log(f"== {size:,} chunks: real embeddings + derived distractors (bench/recall_hnsw.py)")
+        vectors, qvecs, graph = derived_vectors(size, args, params)
+    else:
+        log(f"== {size:,} chunks: generating {args.dim}-d unit vectors")
+        vectors = random_unit(size, args.dim, seed=args.seed + 1)
+        qvecs = random_unit(args.queries, args.dim, seed=args.seed + 2)
+        name = f"hnsw_fp16_n{size}_d{args.dim}_m{params.m}_efc{params.ef_construction}.faiss"
+        graph = args.cache_dir / name if args.cache_dir is not None else None
+    dim = vectors.shape[1]
     flat, flat_build = measured_build(VectorIndex.build, vectors, dim, HnswParams(threshold=0))
     flat_build.index_mb = faiss_mb(flat.index)
-    params = HnswParams(args.hnsw_threshold, args.hnsw_m, args.ef_construction, args.ef_search)
     hnsw: VectorIndex | None = None
     hnsw_build: Build | None = None
     if size >= params.threshold:
         log(f"building HNSW (M={params.m}, efC={params.ef_construction}) on {args.build_threads} threads")
-        hnsw, hnsw_build = build_hnsw(vectors, params, args.cache_dir, args.build_threads)
+        hnsw, hnsw_build = build_hnsw(vectors, params, graph, args.build_threads)
         hnsw_build.index_mb = faiss_mb(hnsw.index)
         log(f"HNSW ready: {hnsw_build.seconds:.0f} s, {hnsw_build.index_mb:.0f} MB")
     del vectors
     gc.collect()
     faiss.omp_set_num_threads(1)
 
-    exact_top = [flat.search(qvecs[i], TOP_K)[0] for i in range(args.queries)]
+    queries = len(qvecs)
+    exact_top = [flat.search(qvecs[i], TOP_K)[0] for i in range(queries)]
     runs = []
     for lang in args.langs:
-        run = Run(size, lang, args.queries)
+        run = Run(size, lang, queries)
         run.builds["faiss IndexFlatIP (exact)"] = flat_build
         if hnsw_build is not None:
             run.builds["faiss HNSW"] = hnsw_build
@@ -375,9 +400,9 @@ def run_size(size: int, args: argparse.Namespace) -> list[Run]:
 def measure_language(
     run: Run,
     args: argparse.Namespace,
-    flat: VectorIndex,
+    flat: VectorIndex | None,
     hnsw: VectorIndex | None,
-    qvecs: np.ndarray,
+    qvecs: np.ndarray | None,
     exact_top: list[np.ndarray],
 ) -> None:
     size, lang, nq, cand = run.size, run.lang, run.queries, args.candidates
@@ -397,11 +422,14 @@ def measure_language(
     run.postings, run.vocab_terms = int(bm25.weights.nnz), len(bm25.vocab)
     log(f"BM25Index built in {build.seconds:.0f} s, {build.index_mb:.0f} MB")
 
-    vector = hnsw or flat
-    label = "HNSW" if hnsw is not None else "exact"
-
     def ours_keyword(i: int) -> np.ndarray:
         return bm25.top_k(queries[i], TOP_K)[0]
+
+    run.latency["ours keyword"] = Latency.of(latencies(ours_keyword, nq))
+    if flat is None or qvecs is None:  # --keyword-only
+        return
+    vector = hnsw or flat
+    label = "HNSW" if hnsw is not None else "exact"
 
     def engines_with(index: VectorIndex) -> Callable[[int], object]:
         """The floor: both engines' top candidates as ids only (dense scan/graph + BM25 postings)."""
@@ -417,7 +445,6 @@ def measure_language(
 
         return hybrid
 
-    run.latency["ours keyword"] = Latency.of(latencies(ours_keyword, nq))
     run.latency[f"ours vector ({label})"] = Latency.of(
         latencies(lambda i: vector.search(qvecs[i], TOP_K), nq)
     )
@@ -435,7 +462,7 @@ def measure_language(
                 run.latency[f"ours hybrid full path, {fusion} ({kind})"] = Latency.of(latencies(search, nq))
     if hnsw is not None:
         found = [hnsw.search(qvecs[i], TOP_K)[0] for i in range(nq)]
-        run.agreement["HNSW recall@10 vs exact (random vectors)"] = overlap(found, exact_top)
+        run.agreement[f"HNSW recall@10 vs exact ({args.vectors} vectors)"] = overlap(found, exact_top)
 
     if size > args.skip_baseline_above:
         run.notes.append(f"baseline skipped: {size:,} > --skip-baseline-above {args.skip_baseline_above:,}")
@@ -632,7 +659,9 @@ def report(runs: list[Run]) -> list[str]:
         "|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     for run in runs:
-        vec = run.builds.get("faiss HNSW") or run.builds["faiss IndexFlatIP (exact)"]
+        vec = (
+            run.builds.get("faiss HNSW") or run.builds.get("faiss IndexFlatIP (exact)") or Build(0, 0, 0, 0.0)
+        )
         bm = run.builds["ours BM25Index"]
         total = (vec.index_mb or 0) + (bm.index_mb or 0)
         lines.append(
@@ -661,7 +690,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--baseline-queries", type=int, default=0, help="time the baseline on fewer queries (0: all)"
     )
     p.add_argument("--candidates", type=int, default=50, help="per-retriever depth before fusion")
-    p.add_argument("--dim", type=int, default=384)
+    p.add_argument("--dim", type=int, default=384, help="dimension of random vectors")
+    p.add_argument(
+        "--vectors",
+        choices=["random", "derived"],
+        default="random",
+        help="random unit vectors, or bench/recall_hnsw.py's real embeddings (512-d) plus derived "
+        "distractors, whose graph that script caches under --real-cache",
+    )
+    p.add_argument(
+        "--keyword-only", action="store_true", help="BM25 only: build time, peak memory, size and latency"
+    )
+    p.add_argument("--real-cache", type=Path, default=Path("/tmp/agentic_rag_bench"))
     p.add_argument("--vocab-size", type=int, default=100_000)
     p.add_argument(
         "--hnsw-threshold", type=int, default=defaults.threshold, help="HNSW from this many chunks"

@@ -37,7 +37,7 @@ from core.chunks import Chunk, Filters
 from core.tokenize import TOKENIZER_VERSION
 from retrievers.bm25 import BM25Index
 from retrievers.docstore import DocStore, FileRecord
-from retrievers.vector_index import HnswParams, VectorIndex
+from retrievers.vector_index import DEFAULT_EF_SEARCH, HnswParams, VectorIndex
 
 FORMAT_NAME = "agentic-rag-index"
 FORMAT_VERSION = 2
@@ -294,7 +294,7 @@ def _lock_generation(folder: Path) -> int | None:
     return None
 
 
-def open_index(folder: Path, *, ef_search: int = 64) -> Index:
+def open_index(folder: Path, *, ef_search: int = DEFAULT_EF_SEARCH) -> Index:
     """Open the current generation, checking format version and file integrity.
 
     The generation stays locked for reading until ``Index.close()`` (or the process ends).
@@ -394,20 +394,25 @@ def write_generation(
     tmp.mkdir()
     (tmp / BUILDING_MARK).touch()
     docstore = DocStore.create(tmp / "docstore.sqlite")
-    token_lists: list[list[str]] = []
-    vector_blocks: list[np.ndarray] = []
-    pos = 0
-    for chunk, tokens, vector in rows:
-        pos = docstore.add_chunks(pos, [(chunk, " ".join(tokens))])
-        token_lists.append(tokens)
-        vector_blocks.append(np.asarray(vector, dtype=np.float32).reshape(1, dim))
+    vectors = _VectorRows(dim)
+
+    def tokens_in_order() -> Iterator[list[str]]:
+        """Each row goes to the docstore and the vector buffer as BM25 reads its tokens: no list of
+        every chunk's tokens is kept (at a million chunks that list alone took several GB)."""
+        for chunk, tokens, vector in rows:
+            docstore.add_chunks(vectors.count, [(chunk, " ".join(tokens))])
+            vectors.append(vector)
+            yield tokens
+
+    bm25 = BM25Index.build(tokens_in_order(), k1=params.k1, b=params.b)
     docstore.put_files(files)
     docstore.commit()
     docstore.close()
-    matrix = np.concatenate(vector_blocks) if vector_blocks else np.zeros((0, dim), np.float32)
-    np.save(tmp / "vectors.npy", matrix, allow_pickle=False)
+    bm25.save(tmp)
+    del bm25
+    matrix = vectors.save(tmp / "vectors.npy")
     VectorIndex.build(matrix, dim, params.hnsw).save(tmp / "vectors.faiss")
-    BM25Index.build(token_lists, k1=params.k1, b=params.b).save(tmp)
+    del matrix
     names = sorted(p.name for p in tmp.iterdir() if p.name != BUILDING_MARK)
     (tmp / READER_LOCK).touch()
     manifest = {
@@ -415,7 +420,7 @@ def write_generation(
         "format_version": FORMAT_VERSION,
         "embedder": embedder,
         "dim": dim,
-        "n_chunks": len(token_lists),
+        "n_chunks": vectors.count,
         "created_at": time.time(),
         "bm25": {"k1": params.k1, "b": params.b},
         "tokenizer_version": TOKENIZER_VERSION,
@@ -435,6 +440,45 @@ def write_generation(
     if kept != owned:
         _write_pointer(folder, final.name, [*kept, final.name])
     return final
+
+
+class _VectorRows:
+    """Vectors collected in fixed-size blocks, then written once into ``vectors.npy``.
+
+    The file is written through a memory map and the blocks are freed as they are copied, so the
+    vectors are never held twice (a list of row arrays plus their concatenation would be).
+    """
+
+    _BLOCK = 8192
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.count = 0
+        self._blocks: list[np.ndarray] = []
+
+    def append(self, vector: np.ndarray) -> None:
+        row = self.count % self._BLOCK
+        if row == 0:
+            self._blocks.append(np.empty((self._BLOCK, self.dim), dtype=np.float32))
+        self._blocks[-1][row] = np.asarray(vector, dtype=np.float32).reshape(self.dim)
+        self.count += 1
+
+    def save(self, path: Path) -> np.ndarray:
+        """Write the rows to ``path`` (.npy) and return them memory-mapped from there."""
+        if self.count == 0:  # an empty file cannot be memory-mapped
+            empty = np.zeros((0, self.dim), dtype=np.float32)
+            np.save(path, empty, allow_pickle=False)
+            return empty
+        out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(self.count, self.dim))
+        start = 0
+        while self._blocks:
+            block = self._blocks.pop(0)
+            size = min(self._BLOCK, self.count - start)
+            out[start : start + size] = block[:size]
+            start += size
+        out.flush()
+        del out
+        return np.load(path, mmap_mode="r", allow_pickle=False)
 
 
 def read_generation(folder: Path) -> tuple[DocStore, np.ndarray, dict] | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import faiss
 import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
@@ -16,6 +17,7 @@ from retrievers.factory import build_retrievers
 from retrievers.fusion import reciprocal_rank_fusion
 from retrievers.langchain import LangChainRetriever
 from retrievers.store import open_store
+from retrievers.vector_index import HnswParams, VectorIndex
 from tests.corpus import corpus_chunks
 from tests.milvus_server import with_store
 
@@ -50,6 +52,50 @@ def test_bm25_scores_agree_with_rank_bm25_on_the_same_tokens():
     for query in ["BM25 检索", "error code E-4711", "关键词检索 结巴", "gpt-4o", "hnsw vector index"]:
         q = tokenize(query)
         np.testing.assert_allclose(ours.scores(q), reference.get_scores(q), rtol=1e-5, atol=1e-6)
+
+
+def test_bm25_top_k_equals_ranking_every_document_also_with_ties_and_filters():
+    """top_k ranks only the documents the query's postings touch; the result must be what scoring
+    and sorting every document gives: best score first, ties (here: exact copies) by position."""
+    base = [tokenize(text) for *_, text in __import__("tests.corpus", fromlist=["DOCS"]).DOCS]
+    docs = [*base, *base, *base]  # every document three times: many exact ties, some at the cut
+    index = BM25Index.build(docs)
+    allowed = np.arange(len(docs)) % 2 == 0
+    for query in ["BM25 检索", "error code E-4711", "关键词检索 结巴 检索", "hnsw vector index", "无关词"]:
+        q = tokenize(query)
+        every = index.scores(q)
+        for k in (1, 2, 5, len(docs)):
+            for mask in (None, allowed):
+                scores = every if mask is None else np.where(mask, every, 0.0)
+                hits = np.flatnonzero(scores > 0)
+                expected = hits[np.lexsort((hits, -scores[hits]))][:k]
+                positions, values = index.top_k(q, k, mask)
+                assert positions.tolist() == expected.tolist(), (query, k)
+                np.testing.assert_allclose(values, scores[expected])
+
+
+def test_large_vector_index_stores_float16_and_finds_what_exact_search_finds():
+    """Above the threshold the HNSW graph keeps float16 vectors: half the memory, same neighbours."""
+    rng = np.random.default_rng(0)
+    centres = rng.standard_normal((20, 64)).astype(np.float32)
+    vectors = centres[rng.integers(0, 20, 3000)] + 0.3 * rng.standard_normal((3000, 64)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    exact = VectorIndex.build(vectors, 64, HnswParams(threshold=0))
+    hnsw = VectorIndex.build(vectors, 64, HnswParams(threshold=1000))
+    assert hnsw.is_hnsw and not exact.is_hnsw
+    per_vector = (faiss.serialize_index(hnsw.index).nbytes - 3000 * 2 * 32 * 4) / 3000
+    assert per_vector < 64 * 4 * 0.6  # float32 would be 256 bytes per vector (graph links aside)
+    overlap = []
+    for query in vectors[:50]:
+        found, scores = hnsw.search(query, 10)
+        truth, truth_scores = exact.search(query, 10)
+        overlap.append(len(set(found.tolist()) & set(truth.tolist())) / 10)
+        np.testing.assert_allclose(scores[0], truth_scores[0], atol=2e-3)
+    assert np.mean(overlap) >= 0.95
+    allowed = np.zeros(3000, dtype=bool)
+    allowed[::7] = True  # a filtered search reads the float16 vectors back
+    positions, _ = hnsw.search(vectors[0], 5, allowed)
+    assert positions.size == 5 and allowed[positions].all()
 
 
 def test_chinese_keyword_search_returns_real_scores(retrievers):
