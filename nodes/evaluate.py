@@ -30,8 +30,10 @@ def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     chunks = (state.get("reranked") or [])[: context.settings.top_k]
     evaluation = context.brain.judge(question, analysis, chunks, list(state.get("queries_tried") or []))
     attempt = int(state.get("attempt") or 0)
-    targets = hop_targets(context, question, chunks, evaluation) if policy.second_hop and not attempt else []
-    hop = evidence_hop_reason(policy, analysis, evaluation, attempt=attempt, targets=targets)
+    targets, through = (
+        hop_targets(context, question, chunks, evaluation) if policy.second_hop and not attempt else ([], [])
+    )
+    hop = evidence_hop_reason(policy, analysis, evaluation, attempt=attempt, targets=targets, through=through)
     evaluation = settle_action(evaluation, analysis, hop=bool(hop))
     before = list(state.get("relevant_ids") or [])
     now_relevant = evaluation.relevant_ids()
@@ -72,11 +74,21 @@ def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
 
 def hop_targets(
     context: AgentContext, question: str, chunks: list[ScoredChunk], evaluation: RetrievalEvaluation
-) -> list[str]:
-    """Documents of the corpus the best passages name and the search did not find (looked up only
-    when the judge saw something to follow)."""
-    if not (evaluation.pointers or evaluation.suggested_action == "multi_hop"):
-        return []
-    on_topic = [c for c in chunks if c.id in set(evaluation.relevant_ids())] or chunks
-    named = context.retrievers.multi_hop.linked(question, on_topic)
-    return unseen_documents(named, chunks)[: context.retrievers.multi_hop.max_bridges]
+) -> tuple[list[str], list[str]]:
+    """Documents of the corpus the best passages name and the search did not find, and the titles of
+    the passages that led there when those are documents the question itself names.
+
+    Followed from every on-topic passage when the judge saw something missing (``pointers``);
+    otherwise only from the best on-topic passages that belong to a document the question names
+    ("the singer of <album>": the album's passage names the singer's document, whose passage shares
+    few words with the question and ranks low)."""
+    hops = context.retrievers.multi_hop
+    relevant = set(evaluation.relevant_ids())
+    on_topic = [c for c in chunks if c.id in relevant] or chunks
+    named_by_question = [c for c in on_topic[: hops.bridge_docs] if hops.about_named(question, c)]
+    follow_all = bool(evaluation.pointers) or evaluation.suggested_action == "multi_hop"
+    sources = on_topic if follow_all else named_by_question
+    if not sources:
+        return [], []
+    targets = unseen_documents(hops.linked(question, sources), chunks)[: hops.max_bridges]
+    return targets, list(dict.fromkeys(c.chunk.title for c in named_by_question)) if targets else []

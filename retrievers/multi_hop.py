@@ -74,6 +74,14 @@ class MultiHopRetriever:
         """
         return self._named(query, rankings)[: self.max_bridges]
 
+    def about_named(self, query: str, hit: ScoredChunk) -> bool:
+        """Whether the passage belongs to a document the question names (by title or short name):
+        then what that passage names in turn is one link away from the question."""
+        title = hit.chunk.title.strip().lower()
+        return bool(title) and self.titles is not None and title in {
+            t.lower() for t in self.titles.mentioned_in(query)
+        }
+
     def linked(self, query: str, hits: list[ScoredChunk]) -> list[str]:
         """Titles of corpus documents named in the top ``hits`` but not in the question, all of them
         (none without a title index: an unlinked name is no document to go to)."""
@@ -84,16 +92,24 @@ class MultiHopRetriever:
         found: list[str] = []
         for hits in rankings.values():
             for hit in hits[: self.bridge_docs]:
-                names = self.titles.mentioned_in(hit.chunk.text) if self.titles else _names(hit.chunk.text)
-                for name in names:
-                    if name.lower() in seen_query or name.lower() == hit.chunk.title.lower() or name in found:
+                named = self.titles.mentions(hit.chunk.text) if self.titles else _names(hit.chunk.text)
+                for surface, name in named:
+                    own = name.lower() == hit.chunk.title.lower()
+                    if surface.lower() in seen_query or name.lower() in seen_query or own or name in found:
                         continue
                     found.append(name)
         return found
 
 
 class TitleLinker:
-    """Finds the titles of corpus documents mentioned in a text (word n-grams, case-insensitive)."""
+    """Finds the titles of corpus documents mentioned in a text (word n-grams, case-insensitive).
+
+    A title is also found by its short name, when only one title has it: without the parenthesised
+    qualifier ("Bethel University (Minnesota)" -> "Bethel University") or before its first comma
+    ("Lake Placid, New York" -> "Lake Placid"), which is how passages mention other articles. A Latin
+    mention of a capitalised title must be capitalised too (a name, not the common word "time" for
+    the title "Time"); a final full stop is not part of the name ("by M. Ward." names "M. Ward").
+    """
 
     def __init__(self, titles: list[str], *, max_words: int = 8, min_chars: int = 3) -> None:
         self._by_key: dict[str, str] = {}
@@ -101,6 +117,14 @@ class TitleLinker:
             key = _key(title)
             if len(key) >= min_chars and len(key.split()) <= max_words:
                 self._by_key.setdefault(key, title)
+        self._short: dict[str, str] = {}
+        claimed: dict[str, set[str]] = {}
+        for key, title in self._by_key.items():
+            for short in _short_names(title):
+                claimed.setdefault(_key(short), set()).add(title)
+        for key, owners in claimed.items():
+            if len(owners) == 1 and key not in self._by_key and len(key) >= min_chars:
+                self._short[key] = next(iter(owners))
         self.max_words = max_words
         self._cjk = [k for k in self._by_key if _CJK_RE.search(k)]
 
@@ -111,16 +135,33 @@ class TitleLinker:
         return self._by_key[_key(name)]
 
     def mentioned_in(self, text: str) -> list[str]:
+        return list(dict.fromkeys(title for _, title in self.mentions(text)))
+
+    def mentions(self, text: str) -> list[tuple[str, str]]:
+        """(words as written, title) for each title the text names, in order of first mention."""
         words = _WORD_RE.findall(text)
-        found: list[str] = []
+        found: list[tuple[str, str]] = []
         for start in range(len(words)):
             for size in range(min(self.max_words, len(words) - start), 0, -1):
-                key = " ".join(words[start : start + size]).lower()
-                if key in self._by_key:
-                    found.append(self._by_key[key])
+                surface = " ".join(words[start : start + size])
+                title = self._lookup(surface) or self._lookup(surface.rstrip("."))
+                if title and not (title[:1].isupper() and surface[:1].islower()):
+                    found.append((surface.rstrip("."), title))
                     break
-        found += [self._by_key[k] for k in self._cjk if k in text]
-        return list(dict.fromkeys(found))
+        found += [(k, self._by_key[k]) for k in self._cjk if k in text]
+        return found
+
+    def _lookup(self, surface: str) -> str | None:
+        key = surface.lower()
+        return self._by_key.get(key) or self._short.get(key)
+
+
+def _short_names(title: str) -> list[str]:
+    """What a passage calls a document: its title without "(qualifier)" or ", place", when that
+    leaves two words or more (one word, "United" of "United (album)", is mostly part of another name)."""
+    bare = re.sub(r"\s*\([^)]*\)\s*$", "", title).strip()
+    names = dict.fromkeys([bare, bare.split(",")[0].strip()])
+    return [n for n in names if n != title and len(_WORD_RE.findall(n)) >= 2]
 
 
 def _key(text: str) -> str:
@@ -137,10 +178,12 @@ def fuse_hops(
 ) -> list[ScoredChunk]:
     """Fuse within each hop, then let the second hop add what the first did not find.
 
-    The first hop's order is kept (it answers the question as asked); the best ``second_slots``
-    passages that only the second hop found are placed right after the first hop's top passages,
-    and the rest follow by weighted fusion. Plain fusion of all lists would instead reward noise
-    that many bridge searches agree on and push the question's own best passages down.
+    The first hop's order is kept (it answers the question as asked). Each second-hop search (one
+    per bridge document) adds its best passage the first hop's top 10 lacks, right after the first
+    hop's top passages (``second_slots`` at most): one new passage per document hopped to, so a hop
+    displaces as few of the first hop's passages as it can. The first hop's other passages follow,
+    then the rest of the second hop. Plain fusion of all lists would instead reward noise that many
+    bridge searches agree on and push the question's own best passages down.
     """
     hop1 = reciprocal_rank_fusion({f"hop1:{q}": hits for q, hits in first.items()}, k=rrf_k)
     if not second:
@@ -150,23 +193,29 @@ def fuse_hops(
         weighted = reciprocal_rank_fusion(
             {"hop1": hop1, "hop2": hop2}, k=rrf_k, weights={"hop1": 1.0, "hop2": second_weight}
         )
-        head = hop1[: second_slots * 2]
-        seen = {h.id for h in head}
-        fresh = [h for h in hop2 if h.id not in {x.id for x in hop1[:10]}][:second_slots]
+        found_first = {h.id for h in hop1}
+        in_top = {h.id for h in hop1[:10]}
+        fresh: list[str] = []
+        for hits in second.values():
+            best = next((h.id for h in hits if h.id not in in_top and h.id not in fresh), None)
+            if best is not None and len(fresh) < second_slots:
+                fresh.append(best)
         by_id = {h.id: h for h in weighted}
-        order = [h.id for h in head] + [h.id for h in fresh if h.id not in seen]
-        order += [h.id for h in weighted if h.id not in set(order)]
+        order = [h.id for h in hop1[: second_slots * 2]]
+        order += [i for i in fresh if i not in order]
+        order += [h.id for h in weighted if h.id in found_first and h.id not in order]
+        order += [h.id for h in weighted if h.id not in order]
         fused = [by_id[i] for i in order]
     for hit in fused:
         hit.ranks = _collapse_ranks(hit.ranks)
     return fused
 
 
-def _names(text: str) -> list[str]:
+def _names(text: str) -> list[tuple[str, str]]:
     names = [_ARTICLE_RE.sub("", m.group().strip()) for m in _NAME_RE.finditer(text[:600])]
     names = [n for n in names if " " in n]  # single capitalised words are mostly sentence starts
     names += [next(g for g in m.groups() if g) for m in _ZH_NAME_RE.finditer(text[:600])]
-    return names[:6]
+    return [(name, name) for name in names[:6]]
 
 
 def _collapse_ranks(ranks: dict[str, int]) -> dict[str, int]:
