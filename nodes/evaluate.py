@@ -87,7 +87,12 @@ def hop_targets(
     on_topic = [c for c in chunks if c.id in relevant] or chunks
     named_by_question = [c for c in on_topic[: hops.bridge_docs] if hops.about_named(question, c)]
     follow_all = bool(evaluation.pointers) or evaluation.suggested_action == "multi_hop"
-    sources = on_topic if follow_all else named_by_question
+    # passages about what the question names lead first: their links are the question's own
+    sources = (
+        named_by_question + [c for c in on_topic if c not in named_by_question]
+        if follow_all
+        else named_by_question
+    )
     if not sources:
         return [], []
     targets = unseen_documents(hops.linked(question, sources), chunks)[: hops.max_bridges]

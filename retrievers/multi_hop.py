@@ -7,6 +7,7 @@ reachable only through a title or name that the first passage mentions.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from core.chunks import Filters, ScoredChunk
 from retrievers.base import Retriever
@@ -16,6 +17,7 @@ _NAME_RE = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of|de|the|von|van|and)?\s*[A-
 _WORD_RE = re.compile(r"[\w'’.-]+")
 _CJK_RE = re.compile(r"[\u3400-\u9fff]")
 _ARTICLE_RE = re.compile(r"^(?:The|A|An)\s+")
+_POSSESSIVE_RE = re.compile(r"['’]s$")
 _ZH_NAME_RE = re.compile(r"《([^》]{1,30})》|「([^」]{1,30})」|“([^”]{1,30})”")
 
 
@@ -78,9 +80,11 @@ class MultiHopRetriever:
         """Whether the passage belongs to a document the question names (by title or short name):
         then what that passage names in turn is one link away from the question."""
         title = hit.chunk.title.strip().lower()
-        return bool(title) and self.titles is not None and title in {
-            t.lower() for t in self.titles.mentioned_in(query)
-        }
+        return (
+            bool(title)
+            and self.titles is not None
+            and title in {t.lower() for t in self.titles.mentioned_in(query)}
+        )
 
     def linked(self, query: str, hits: list[ScoredChunk]) -> list[str]:
         """Titles of corpus documents named in the top ``hits`` but not in the question, all of them
@@ -108,7 +112,8 @@ class TitleLinker:
     qualifier ("Bethel University (Minnesota)" -> "Bethel University") or before its first comma
     ("Lake Placid, New York" -> "Lake Placid"), which is how passages mention other articles. A Latin
     mention of a capitalised title must be capitalised too (a name, not the common word "time" for
-    the title "Time"); a final full stop is not part of the name ("by M. Ward." names "M. Ward").
+    the title "Time"); a final full stop or possessive is not part of the name ("by M. Ward." and
+    "Corey Taylor's" name "M. Ward" and "Corey Taylor"); accents do not matter.
     """
 
     def __init__(self, titles: list[str], *, max_words: int = 8, min_chars: int = 3) -> None:
@@ -119,7 +124,7 @@ class TitleLinker:
                 self._by_key.setdefault(key, title)
         self._short: dict[str, str] = {}
         claimed: dict[str, set[str]] = {}
-        for key, title in self._by_key.items():
+        for title in self._by_key.values():
             for short in _short_names(title):
                 claimed.setdefault(_key(short), set()).add(title)
         for key, owners in claimed.items():
@@ -143,17 +148,22 @@ class TitleLinker:
         found: list[tuple[str, str]] = []
         for start in range(len(words)):
             for size in range(min(self.max_words, len(words) - start), 0, -1):
-                surface = " ".join(words[start : start + size])
-                title = self._lookup(surface) or self._lookup(surface.rstrip("."))
+                surface = _bare(" ".join(words[start : start + size]))
+                title = self._lookup(surface)
                 if title and not (title[:1].isupper() and surface[:1].islower()):
-                    found.append((surface.rstrip("."), title))
+                    found.append((surface, title))
                     break
         found += [(k, self._by_key[k]) for k in self._cjk if k in text]
         return found
 
     def _lookup(self, surface: str) -> str | None:
-        key = surface.lower()
+        key = _key(surface)
         return self._by_key.get(key) or self._short.get(key)
+
+
+def _bare(surface: str) -> str:
+    """A mention without what follows a name in running text: a full stop, a possessive 's."""
+    return _POSSESSIVE_RE.sub("", surface.rstrip("."))
 
 
 def _short_names(title: str) -> list[str]:
@@ -165,7 +175,11 @@ def _short_names(title: str) -> list[str]:
 
 
 def _key(text: str) -> str:
-    return " ".join(_WORD_RE.findall(text)).lower() if not _CJK_RE.search(text) else text.strip()
+    """Case- and accent-insensitive (Aschenbrödel = Aschenbrodel) for Latin titles."""
+    if _CJK_RE.search(text):
+        return text.strip()
+    folded = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    return " ".join(_WORD_RE.findall(folded)).lower()
 
 
 def fuse_hops(
