@@ -146,13 +146,17 @@ class TitleLinker:
         """(words as written, title) for each title the text names, in order of first mention."""
         words = _WORD_RE.findall(text)
         found: list[tuple[str, str]] = []
-        for start in range(len(words)):
+        start = 0
+        while start < len(words):
+            step = 1
             for size in range(min(self.max_words, len(words) - start), 0, -1):
                 surface = _bare(" ".join(words[start : start + size]))
                 title = self._lookup(surface)
                 if title and not (title[:1].isupper() and surface[:1].islower()):
                     found.append((surface, title))
+                    step = size  # the longest name wins: "West Virginia" does not also name "Virginia"
                     break
+            start += step
         found += [(k, self._by_key[k]) for k in self._cjk if k in text]
         return found
 
