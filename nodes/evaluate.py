@@ -30,10 +30,14 @@ def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     chunks = (state.get("reranked") or [])[: context.settings.top_k]
     evaluation = context.brain.judge(question, analysis, chunks, list(state.get("queries_tried") or []))
     attempt = int(state.get("attempt") or 0)
-    targets, through = (
-        hop_targets(context, question, chunks, evaluation) if policy.second_hop and not attempt else ([], [])
+    targets, through, asked = (
+        hop_targets(context, question, chunks, evaluation)
+        if policy.second_hop and not attempt
+        else ([], [], [])
     )
-    hop = evidence_hop_reason(policy, analysis, evaluation, attempt=attempt, targets=targets, through=through)
+    hop = evidence_hop_reason(
+        policy, analysis, evaluation, attempt=attempt, targets=targets, through=through, asked=asked
+    )
     evaluation = settle_action(evaluation, analysis, hop=bool(hop))
     before = list(state.get("relevant_ids") or [])
     now_relevant = evaluation.relevant_ids()
@@ -74,15 +78,17 @@ def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
 
 def hop_targets(
     context: AgentContext, question: str, chunks: list[ScoredChunk], evaluation: RetrievalEvaluation
-) -> tuple[list[str], list[str]]:
-    """Documents of the corpus the best passages name and the search did not find, and the titles of
-    the passages that led there when those are documents the question itself names.
+) -> tuple[list[str], list[str], list[str]]:
+    """Documents of the corpus to hop to, the titles that led there when those are documents the
+    question names, and the documents the question names that the search did not find.
 
-    Followed from every on-topic passage when the judge saw something missing (``pointers``);
-    otherwise only from the best on-topic passages that belong to a document the question names
-    ("the singer of <album>": the album's passage names the singer's document, whose passage shares
-    few words with the question and ranks low)."""
+    Links are followed from every on-topic passage when the judge saw something missing
+    (``pointers``); otherwise only from the best on-topic passages that belong to a document the
+    question names ("the singer of <album>": the album's passage names the singer's document, whose
+    passage shares few words with the question and ranks low). A document the question names
+    outright and the search missed comes first."""
     hops = context.retrievers.multi_hop
+    asked = unseen_documents(hops.named_in(question), chunks)
     relevant = set(evaluation.relevant_ids())
     on_topic = [c for c in chunks if c.id in relevant] or chunks
     named_by_question = [c for c in on_topic[: hops.bridge_docs] if hops.about_named(question, c)]
@@ -93,7 +99,7 @@ def hop_targets(
         if follow_all
         else named_by_question
     )
-    if not sources:
-        return [], []
-    targets = unseen_documents(hops.linked(question, sources), chunks)[: hops.max_bridges]
-    return targets, list(dict.fromkeys(c.chunk.title for c in named_by_question)) if targets else []
+    linked = unseen_documents(hops.linked(question, sources), chunks) if sources else []
+    targets = list(dict.fromkeys(asked + linked))[: hops.max_bridges]
+    through = list(dict.fromkeys(c.chunk.title for c in named_by_question)) if linked else []
+    return targets, through, asked

@@ -76,6 +76,20 @@ class MultiHopRetriever:
         """
         return self._named(query, rankings)[: self.max_bridges]
 
+    def named_in(self, query: str) -> list[str]:
+        """Titles of corpus documents the question names (a one-word title is not named by the
+        question's first word: "Who ..." does not name the band "Who")."""
+        if self.titles is None:
+            return []
+        opening = query.lstrip()
+        return list(
+            dict.fromkeys(
+                title
+                for surface, title in self.titles.mentions(query)
+                if " " in surface.strip() or not opening.startswith(surface)
+            )
+        )
+
     def about_named(self, query: str, hit: ScoredChunk) -> bool:
         """Whether the passage belongs to a document the question names (by title or short name):
         then what that passage names in turn is one link away from the question."""

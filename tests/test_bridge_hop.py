@@ -160,3 +160,21 @@ def test_each_document_hopped_to_adds_its_best_passage_only():
     assert "ansel-2" not in top and "ansel-3" not in top
     assert top[:6] == [f"first-{i}" for i in range(6)]
     assert [i for i in top if i.startswith("first")] == [f"first-{i}" for i in range(8)]
+
+
+@pytest.mark.parametrize(("asked", "language"), [(["North Dakota"], "en"), (["灯河往事"], "zh")])
+def test_a_document_the_question_names_and_the_search_missed_earns_a_hop(asked, language):
+    nothing_missing = RetrievalEvaluation(is_sufficient=True, suggested_action="answer")
+    single = QueryAnalysis(language=language)
+    why = evidence_hop_reason(AGENTIC, single, nothing_missing, attempt=0, targets=asked, asked=asked)
+    assert "the question names" in why and asked[0] in why
+    assert evidence_hop_reason(AGENTIC, single, nothing_missing, attempt=0, targets=asked) == ""
+    assert evidence_hop_reason(AGENTIC, single, nothing_missing, attempt=1, targets=asked, asked=asked) == ""
+
+
+def test_the_question_names_documents_but_not_by_its_question_word():
+    from retrievers.multi_hop import MultiHopRetriever
+
+    hops = MultiHopRetriever(base=None, titles=TitleLinker(["Who", "North Dakota", "灯河往事", "When"]))  # type: ignore[arg-type]
+    assert hops.named_in("Who wrote the song When in North Dakota?") == ["When", "North Dakota"]
+    assert hops.named_in("《灯河往事》由谁执导？") == ["灯河往事"]
