@@ -214,10 +214,8 @@ def fuse_hops(
     per bridge document) adds its best passage the first hop's top 10 lacks, right after the first
     hop's top passages (``second_slots`` at most): one new passage per document hopped to, so a hop
     displaces as few of the first hop's passages as it can. The first hop's other passages follow,
-    then the rest of the second hop. After one search and a hop, every passage keeps the first
-    search's score, so a reranker that blends it in orders the first search's passages as before.
-    Plain fusion of all lists would instead reward noise that many bridge searches agree on and
-    push the question's own best passages down.
+    then the rest of the second hop. Plain fusion of all lists would instead reward noise that many
+    bridge searches agree on and push the question's own best passages down.
     """
     hop1 = reciprocal_rank_fusion({f"hop1:{q}": hits for q, hits in first.items()}, k=rrf_k)
     if not second:
@@ -240,21 +238,9 @@ def fuse_hops(
         order += [h.id for h in weighted if h.id in found_first and h.id not in order]
         order += [h.id for h in weighted if h.id not in order]
         fused = [by_id[i] for i in order]
-        if len(first) == 1:
-            _keep_first_stage_scores(fused, next(iter(first.values())))
     for hit in fused:
         hit.ranks = _collapse_ranks(hit.ranks)
     return fused
-
-
-def _keep_first_stage_scores(fused: list[ScoredChunk], searched: list[ScoredChunk]) -> None:
-    """Each passage keeps the score the question's own search gave it (the reranker blends it in),
-    so a hop does not reorder what that search found; a passage only the hop found gets the lowest
-    of those scores (a search within one document scores its passages on that document alone)."""
-    stage = {hit.id: hit.score for hit in searched}
-    floor = min(stage.values(), default=0.0)
-    for hit in fused:
-        hit.score = stage.get(hit.id, floor)
 
 
 def _names(text: str) -> list[tuple[str, str]]:

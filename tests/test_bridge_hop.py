@@ -178,15 +178,3 @@ def test_the_question_names_documents_but_not_by_its_question_word():
     hops = MultiHopRetriever(base=None, titles=TitleLinker(["Who", "North Dakota", "灯河往事", "When"]))  # type: ignore[arg-type]
     assert hops.named_in("Who wrote the song When in North Dakota?") == ["When", "North Dakota"]
     assert hops.named_in("《灯河往事》由谁执导？") == ["灯河往事"]
-
-
-def test_after_a_hop_the_first_search_keeps_its_scores_for_the_reranker():
-    """The reranker blends in the first stage's score: a hop must not change it for what the question's
-    own search found (rank-based fusion scores would reorder those passages)."""
-    searched = [scored(f"first-{i}") for i in range(4)]
-    for hit, score in zip(searched, (0.9, 0.8, 0.2, 0.1), strict=True):
-        hit.score = score
-    second = {"顾明远": [scored("gu-1"), scored("first-3")], "Ansel Corrigan": [scored("ansel-1")]}
-    fused = {h.id: h.score for h in fuse_hops({"question": searched}, second, rrf_k=60)}
-    assert [fused[f"first-{i}"] for i in range(4)] == [0.9, 0.8, 0.2, 0.1]
-    assert fused["gu-1"] == fused["ansel-1"] == 0.1
