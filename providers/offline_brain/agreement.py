@@ -1,0 +1,81 @@
+"""Which of the facts the evidence states is the answer when passages disagree.
+
+News snippets repeat a fact across pages, and some pages are stale, wrong or planted. Two signals:
+- **agreement**: a fact stated by sentences of several passages (each close to the best match for the
+  question) beats one stated once;
+- **rivals**: two sentences from different passages that read the same but for the fact asked
+  ("Liverpool won the 2019 final" / "Chelsea won the 2019 final") contradict each other. Counting
+  cannot settle that when copies of the wrong one outnumber the right one, so the answer states the
+  better-backed version and names the other, cited, instead of hiding the conflict.
+Facts are the normalised keys of ``facts.py``, so "2008年5月12日" and "2008-05-12" are one vote.
+"""
+
+from __future__ import annotations
+
+import re
+from difflib import SequenceMatcher
+
+from providers.offline_brain.facts import compatible
+
+AGREE_FLOOR = 0.5  # a sentence votes when its match is at least this share of the best match
+MIN_AGREEING = 2  # passages that must state a fact before agreement counts
+TWIN_SIMILARITY = 0.8  # sentences this alike (difflib ratio) say the same thing
+_IS_DATE = re.compile(r"(?:\d{4}|\?)(?:-\d{1,2}){0,2}")
+
+Row = tuple[int, int, str]  # passage index, position in the passage, sentence
+Scored = tuple[float, float]  # match for the question, topical (on the question at all)
+
+
+def backing(rows: list[Row], stated: list[dict[str, float]], scored: list[Scored]) -> dict[str, dict[int, float]]:
+    """Per fact, the passages that state it and how well (best match x precision of their sentences).
+
+    Only sentences close to the best match vote, so a fact mentioned in passing does not count; a date
+    is backed by the dates it does not contradict ("2020" backs "May 29, 2020")."""
+    raw: dict[str, dict[int, float]] = {}
+    floor = AGREE_FLOOR * max((match for match, topical in scored if topical), default=0.0)
+    for (p_index, _, _), said, (match, topical) in zip(rows, stated, scored, strict=True):
+        if not topical or match < floor:
+            continue
+        for key, precision in said.items():
+            per_passage = raw.setdefault(key, {})
+            per_passage[p_index] = max(per_passage.get(p_index, 0.0), match * precision)
+    merged: dict[str, dict[int, float]] = {}
+    for key in raw:
+        together: dict[int, float] = {}
+        for other, per_passage in raw.items():
+            if other == key or (_IS_DATE.fullmatch(key) and compatible(key, other)):
+                for p_index, value in per_passage.items():
+                    together[p_index] = max(together.get(p_index, 0.0), value)
+        merged[key] = together
+    return merged
+
+
+def agreement(stated: list[dict[str, float]], backed: dict[str, dict[int, float]]) -> list[float]:
+    """How many passages back the best fact each sentence states, as a share of the best-backed fact.
+
+    A fact only one passage states gets nothing: agreement needs ``MIN_AGREEING`` passages."""
+    support = {key: sum(per.values()) for key, per in backed.items() if len(per) >= MIN_AGREEING}
+    best = max(support.values(), default=0.0)
+    if not best:
+        return [0.0] * len(stated)
+    return [max((support.get(k, 0.0) * w for k, w in said.items()), default=0.0) / best for said in stated]
+
+
+def rival_facts(lead: str, lead_facts: dict[str, str], other: str, other_facts: dict[str, str]) -> list[str]:
+    """The facts ``other`` states in place of the lead's, as written, when the two sentences are near
+    copies (``TWIN_SIMILARITY``) that differ in a fact of the asked kind: the evidence contradicts
+    itself, and the reader should see both versions. Empty otherwise."""
+    differs = [
+        key
+        for key in other_facts
+        if key not in lead_facts and not (_IS_DATE.fullmatch(key) and any(compatible(key, k) for k in lead_facts))
+    ]
+    if not differs or not set(lead_facts) - set(other_facts) or not twins(lead, other):
+        return []
+    return [other_facts[key] for key in differs]
+
+
+def twins(a: str, b: str) -> bool:
+    """Near copies: the same sentence with a word or a number changed (difflib ratio)."""
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    return matcher.real_quick_ratio() >= TWIN_SIMILARITY and matcher.ratio() >= TWIN_SIMILARITY
