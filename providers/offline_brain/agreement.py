@@ -61,21 +61,40 @@ def agreement(stated: list[dict[str, float]], backed: dict[str, dict[int, float]
     return [max((support.get(k, 0.0) * w for k, w in said.items()), default=0.0) / best for said in stated]
 
 
-def rival_facts(lead: str, lead_facts: dict[str, str], other: str, other_facts: dict[str, str]) -> list[str]:
-    """The facts ``other`` states in place of the lead's, as written, when the two sentences are near
-    copies (``TWIN_SIMILARITY``) that differ in a fact of the asked kind: the evidence contradicts
-    itself, and the reader should see both versions. Empty otherwise."""
-    differs = [
+def rival_map(sentences: list[tuple[int, str, dict[str, str]]]) -> dict[str, list[tuple[int, str]]]:
+    """For each fact of the asked kind, the facts near copies state in its place: key -> [(passage
+    index, rival as written)].
+
+    ``sentences`` are (passage index, text, facts as key -> surface). Two sentences from different
+    passages that are near copies (``TWIN_SIMILARITY``) yet state different facts contradict each other
+    on what sets them apart; a date does not contradict the dates it is compatible with ("2020" and
+    "May 29, 2020")."""
+    rivals: dict[str, list[tuple[int, str]]] = {}
+    for a_pos, (p_a, text_a, facts_a) in enumerate(sentences):
+        for p_b, text_b, facts_b in sentences[a_pos + 1 :]:
+            if p_a == p_b:
+                continue
+            only_a, only_b = _different(facts_a, facts_b), _different(facts_b, facts_a)
+            if not only_a or not only_b or not twins(text_a, text_b):
+                continue
+            for key in only_a:
+                rivals.setdefault(key, []).extend((p_b, facts_b[k]) for k in only_b)
+            for key in only_b:
+                rivals.setdefault(key, []).extend((p_a, facts_a[k]) for k in only_a)
+    return rivals
+
+
+def _different(facts: dict[str, str], others: dict[str, str]) -> list[str]:
+    return [
         key
-        for key in other_facts
-        if key not in lead_facts and not (_IS_DATE.fullmatch(key) and any(compatible(key, k) for k in lead_facts))
+        for key in facts
+        if key not in others and not (_IS_DATE.fullmatch(key) and any(compatible(key, k) for k in others))
     ]
-    if not differs or not set(lead_facts) - set(other_facts) or not twins(lead, other):
-        return []
-    return [other_facts[key] for key in differs]
 
 
 def twins(a: str, b: str) -> bool:
     """Near copies: the same sentence with a word or a number changed (difflib ratio)."""
+    if min(len(a), len(b)) < TWIN_SIMILARITY * max(len(a), len(b)):
+        return False
     matcher = SequenceMatcher(None, a, b, autojunk=False)
     return matcher.real_quick_ratio() >= TWIN_SIMILARITY and matcher.ratio() >= TWIN_SIMILARITY

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from core.schemas import DraftAnswer, Passage, strip_bridge
 from core.text import contains_cjk, detect_language
 from providers.offline_brain.analysis import key_terms
-from providers.offline_brain.agreement import agreement, backing, rival_facts, twins
+from providers.offline_brain.agreement import agreement, backing, rival_map, twins
 from providers.offline_brain.decompose import decompose
 from providers.offline_brain.extractive import split_sentences
 from providers.offline_brain.facts import (
@@ -267,16 +267,15 @@ def _cite(items: list[Candidate], passages: list[Passage]) -> str:
 
 
 def _rivals_note(language: str, picked: list[Candidate], pool: list[Candidate], passages: list[Passage]) -> str:
-    """Where a near copy of an answer sentence states another fact of the asked kind, name it, cited:
+    """Where near copies in the evidence state another value of a fact the answer gives, name it, cited:
     "另有资料作“大阪”[2]。" / 'Another source says "London" [2].' (at most ``MAX_RIVALS``)."""
+    rivals = rival_map([(c.passage_index, c.sentence, c.facts) for c in pool if c.score > 0 and c.facts])
+    said = " ".join(c.sentence for c in picked)
+    found = [pair for item in picked for key in item.facts for pair in rivals.get(key, [])]
     named: dict[str, int] = {}
-    for item in picked:
-        for other in pool:
-            if other.passage_index == item.passage_index or not other.facts:
-                continue
-            for surface in rival_facts(item.sentence, item.facts, other.sentence, other.facts):
-                if len(named) < MAX_RIVALS and surface not in named and surface not in item.sentence:
-                    named[surface] = passages[other.passage_index].number
+    for p_index, surface in sorted(found, key=lambda pair: -len(pair[1])):  # 克里斯托弗·诺兰, not 诺兰
+        if len(named) < MAX_RIVALS and surface not in said and not any(surface in s for s in named):
+            named[surface] = passages[p_index].number
     if not named:
         return ""
     if language == "zh":
@@ -315,8 +314,11 @@ def extractive_answer(
     best_match = max((c.match for c in pool), default=0.0)
     on_topic = covered >= threshold or best_match >= 0.5
     if picked and on_topic:
-        text = _source_note(language, picked) + _cite(picked, passages)
-        return DraftAnswer(answer=text + _rivals_note(language, picked, pool, passages))
+        note = _rivals_note(language, picked, pool, passages)
+        while len(picked) > 1 and sum(len(c.sentence) for c in picked) + len(note) > LENGTH_BUDGET[language]:
+            picked = picked[:-1]  # the note on another version counts toward the length budget
+            note = _rivals_note(language, picked, pool, passages)
+        return DraftAnswer(answer=_source_note(language, picked) + _cite(picked, passages) + note)
     missing = missing_words(question, evidence_terms) if covered < threshold else []
     closest = _cite(picked[:1], passages) if picked else ""
     if language == "zh":
