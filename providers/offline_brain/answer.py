@@ -161,8 +161,8 @@ def candidates(question: str, passages: list[Passage], meaning: Meaning | None) 
     votes = [{} if away else _stated(body, kinds, question) for body, away in zip(bodies, elsewhere, strict=True)]
     backed = backing(rows, votes, scored)
     agree = agreement(votes, backed)
-    for (p_index, position, sentence), (match, topical), said, agreed, away, body in zip(
-        rows, scored, stated, agree, elsewhere, bodies, strict=True
+    for (p_index, position, sentence), (match, topical), said, agreed, away in zip(
+        rows, scored, stated, agree, elsewhere, strict=True
     ):
         if not kinds:
             fits = 0.0
@@ -174,7 +174,7 @@ def candidates(question: str, passages: list[Passage], meaning: Meaning | None) 
         score = (match + TYPE_BONUS * fits + AGREE_BONUS * agreed + prior) * (
             WRONG_KIND if kinds and not fits else 1.0
         ) * (OTHER_EDITION if away else 1.0)
-        shown = _surfaces(body, kinds, question)
+        shown = _surfaces(sentence, kinds, question)  # with the snippet's date: copies differ there too
         out.append(Candidate(p_index, position, sentence, score if topical else 0.0, topical, shown))
     return out
 

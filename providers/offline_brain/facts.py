@@ -144,8 +144,8 @@ def stated_facts(sentence: str, kind: str, question: str) -> dict[str, tuple[flo
         found = _numbers(sentence)
         stated = set(_numbers(question)) | set(_dates(question))
     elif kind in ("name", "place"):
-        found = _names(sentence, kind)
         asked = _question_words(question)
+        found = _split_at(_names(sentence, kind), asked)
         said = re.sub(r"\s+", "", question.lower())
         return {
             k: v
@@ -289,6 +289,24 @@ def _names(sentence: str, kind: str) -> dict[str, tuple[float, str]]:
             if len(word) >= 2:
                 out.append(word)
     return {name.lower(): (1.0, name) for name in reversed(out)}  # the first surface of each key wins
+
+
+def _split_at(found: dict[str, tuple[float, str]], asked: frozenset[str]) -> dict[str, tuple[float, str]]:
+    """Capitalised runs cut at the words the question states: "New Vanguard CEO Tim Buckley" asked
+    "Who is the new CEO of Vanguard?" names Tim Buckley."""
+    out: dict[str, tuple[float, str]] = {}
+    for weight, surface in found.values():
+        runs: list[list[str]] = [[]]
+        for word in surface.split():
+            if re.sub(r"['’]s$", "", word.lower()).strip(".,:;") in asked:
+                runs.append([])
+            else:
+                runs[-1].append(word)
+        for run in runs:
+            name = " ".join(run)
+            if len(name) >= 2:
+                out.setdefault(name.lower(), (weight, name))
+    return out
 
 
 def _dotted_names(words: list[str]) -> list[str]:
