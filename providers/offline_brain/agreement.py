@@ -15,11 +15,15 @@ from __future__ import annotations
 import re
 from difflib import SequenceMatcher
 
+import zhconv
+
+from core.text import jieba
 from providers.offline_brain.facts import compatible
 
 AGREE_FLOOR = 0.5  # a sentence votes when its match is at least this share of the best match
 MIN_AGREEING = 2  # passages that must state a fact before agreement counts
 TWIN_SIMILARITY = 0.8  # sentences this alike (difflib ratio) say the same thing
+MAX_CHANGED_WORDS = 6  # a near copy that differs in a longer stretch says something else, not a rival value
 _IS_DATE = re.compile(r"(?:\d{4}|\?)(?:-\d{1,2}){0,2}")
 
 Row = tuple[int, int, str]  # passage index, position in the passage, sentence
@@ -90,6 +94,29 @@ def _different(facts: dict[str, str], others: dict[str, str]) -> list[str]:
         for key in facts
         if key not in others and not (_IS_DATE.fullmatch(key) and any(compatible(key, k) for k in others))
     ]
+
+
+def differing_words(a: str, b: str) -> str:
+    """What ``b``, a near copy of ``a``, says in place of ``a``'s words: the one stretch of at most
+    ``MAX_CHANGED_WORDS`` words where they differ (compared as simplified Chinese, punctuation aside),
+    as ``b`` writes it in simplified characters; "" when they differ in more than one place or only in
+    punctuation or script (葉偉民 / 叶伟民)."""
+    words_a, words_b = _words(a), _words(b)
+    matcher = SequenceMatcher(None, [w for w, _, _ in words_a], [w for w, _, _ in words_b], autojunk=False)
+    changed = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    if len(changed) != 1 or changed[0][0] != "replace":
+        return ""
+    _, i1, i2, j1, j2 = changed[0]
+    if max(i2 - i1, j2 - j1) > MAX_CHANGED_WORDS:
+        return ""
+    simplified = zhconv.convert(b, "zh-cn")
+    return simplified[words_b[j1][1] : words_b[j2 - 1][2]]
+
+
+def _words(text: str) -> list[tuple[str, int, int]]:
+    """Words with their offsets in the simplified text, punctuation and spaces left out."""
+    simplified = zhconv.convert(text, "zh-cn")
+    return [(w.lower(), start, end) for w, start, end in jieba().tokenize(simplified) if re.search(r"\w", w)]
 
 
 def twins(a: str, b: str) -> bool:

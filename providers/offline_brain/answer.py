@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from core.schemas import DraftAnswer, Passage, strip_bridge
 from core.text import contains_cjk, detect_language
 from providers.offline_brain.analysis import key_terms
-from providers.offline_brain.agreement import agreement, backing, rival_map, twins
+from providers.offline_brain.agreement import agreement, backing, differing_words, rival_map, twins
 from providers.offline_brain.decompose import decompose
 from providers.offline_brain.extractive import split_sentences
 from providers.offline_brain.facts import (
@@ -272,6 +272,14 @@ def _rivals_note(language: str, picked: list[Candidate], pool: list[Candidate], 
     rivals = rival_map([(c.passage_index, c.sentence, c.facts) for c in pool if c.score > 0 and c.facts])
     said = " ".join(c.sentence for c in picked)
     found = [pair for item in picked for key in item.facts for pair in rivals.get(key, [])]
+    # near copies of an answer sentence that differ in one short stretch of words, whatever the kind
+    found += [
+        (other.passage_index, differing_words(item.sentence, other.sentence))
+        for item in picked
+        for other in pool
+        if other.score > 0 and other.passage_index != item.passage_index and twins(item.sentence, other.sentence)
+    ]
+    found = [(p_index, surface) for p_index, surface in found if surface]
     named: dict[str, int] = {}
     for p_index, surface in sorted(found, key=lambda pair: -len(pair[1])):  # 克里斯托弗·诺兰, not 诺兰
         if len(named) < MAX_RIVALS and surface not in said and not any(surface in s for s in named):
