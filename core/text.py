@@ -80,7 +80,9 @@ def split_sentences(text: str) -> list[str]:
             piece = piece[lead.end() :].strip()
         if not piece:
             continue
-        if sentences and (len(piece) <= 2 or _ABBREVIATIONS.search(sentences[-1]) or _open_bracket(sentences[-1])):
+        if sentences and (
+            len(piece) <= 2 or _ABBREVIATIONS.search(sentences[-1]) or _open_bracket(sentences[-1])
+        ):
             joiner = "" if len(piece) <= 2 or sentences[-1].endswith("；") else " "
             sentences[-1] = f"{sentences[-1]}{joiner}{piece}"
         else:

@@ -30,7 +30,9 @@ Row = tuple[int, int, str]  # passage index, position in the passage, sentence
 Scored = tuple[float, float]  # match for the question, topical (on the question at all)
 
 
-def backing(rows: list[Row], stated: list[dict[str, float]], scored: list[Scored]) -> dict[str, dict[int, float]]:
+def backing(
+    rows: list[Row], stated: list[dict[str, float]], scored: list[Scored]
+) -> dict[str, dict[int, float]]:
     """Per fact, the passages that state it and how well (best match x precision of their sentences).
 
     Only sentences close to the best match vote, so a fact mentioned in passing does not count; a date

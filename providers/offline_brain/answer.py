@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 from core.schemas import DraftAnswer, Passage, strip_bridge
 from core.text import contains_cjk, detect_language
-from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.agreement import agreement, backing, differing_words, rival_map, twins
+from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.decompose import decompose
 from providers.offline_brain.extractive import split_sentences
 from providers.offline_brain.facts import (
@@ -136,7 +136,9 @@ def candidates(question: str, passages: list[Passage], meaning: Meaning | None) 
                 sentence = clean(raw)
                 if sentence:
                     # the page's date is evidence only when a date is asked
-                    joined = dateline + sentence if dateline and position == 0 and "date" in kinds else sentence
+                    joined = (
+                        dateline + sentence if dateline and position == 0 and "date" in kinds else sentence
+                    )
                     rows.append((p_index, position, joined))
                     bodies.append(sentence)
     sims = meaning.similarity(question, [r[2] for r in rows]) if meaning and rows else [0.0] * len(rows)
@@ -158,7 +160,9 @@ def candidates(question: str, passages: list[Passage], meaning: Meaning | None) 
     elsewhere = [other_edition(body, question) for body in bodies]
     # a vote is what the sentence itself says about this occurrence of the event: not the date the page
     # was written, not a sentence about another year's (or season's) event
-    votes = [{} if away else _stated(body, kinds, question) for body, away in zip(bodies, elsewhere, strict=True)]
+    votes = [
+        {} if away else _stated(body, kinds, question) for body, away in zip(bodies, elsewhere, strict=True)
+    ]
     backed = backing(rows, votes, scored)
     agree = agreement(votes, backed)
     for (p_index, position, sentence), (match, topical), said, agreed, away in zip(
@@ -171,9 +175,11 @@ def candidates(question: str, passages: list[Passage], meaning: Meaning | None) 
         prior = 0.1 / (1 + p_index)  # the reranker put this passage higher
         if _ASKS.search(sentence):
             match *= WRONG_KIND  # a question in the evidence restates the question, it does not answer
-        score = (match + TYPE_BONUS * fits + AGREE_BONUS * agreed + prior) * (
-            WRONG_KIND if kinds and not fits else 1.0
-        ) * (OTHER_EDITION if away else 1.0)
+        score = (
+            (match + TYPE_BONUS * fits + AGREE_BONUS * agreed + prior)
+            * (WRONG_KIND if kinds and not fits else 1.0)
+            * (OTHER_EDITION if away else 1.0)
+        )
         shown = _surfaces(sentence, kinds, question)  # with the snippet's date: copies differ there too
         out.append(Candidate(p_index, position, sentence, score if topical else 0.0, topical, shown))
     return out
@@ -266,7 +272,9 @@ def _cite(items: list[Candidate], passages: list[Passage]) -> str:
     return text
 
 
-def _rivals_note(language: str, picked: list[Candidate], pool: list[Candidate], passages: list[Passage]) -> str:
+def _rivals_note(
+    language: str, picked: list[Candidate], pool: list[Candidate], passages: list[Passage]
+) -> str:
     """Where near copies in the evidence state another value of a fact the answer gives, name it, cited:
     "另有资料作“大阪”[2]。" / 'Another source says "London" [2].' (at most ``MAX_RIVALS``)."""
     rivals = rival_map([(c.passage_index, c.sentence, c.facts) for c in pool if c.score > 0 and c.facts])
@@ -277,7 +285,9 @@ def _rivals_note(language: str, picked: list[Candidate], pool: list[Candidate], 
         (other.passage_index, differing_words(item.sentence, other.sentence))
         for item in picked
         for other in pool
-        if other.score > 0 and other.passage_index != item.passage_index and twins(item.sentence, other.sentence)
+        if other.score > 0
+        and other.passage_index != item.passage_index
+        and twins(item.sentence, other.sentence)
     ]
     found = [(p_index, surface) for p_index, surface in found if surface]
     named: dict[str, int] = {}

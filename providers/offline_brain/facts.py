@@ -157,10 +157,28 @@ def stated_facts(sentence: str, kind: str, question: str) -> dict[str, tuple[flo
     return {k: v for k, v in found.items() if k not in stated}
 
 
-_ORDINAL_WORDS = (
-    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
-    "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth"
-).split()
+_ORDINAL_WORDS = [
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "eleventh",
+    "twelfth",
+    "thirteenth",
+    "fourteenth",
+    "fifteenth",
+    "sixteenth",
+    "seventeenth",
+    "eighteenth",
+    "nineteenth",
+    "twentieth",
+]
 _EDITION = {
     "year": re.compile(rf"(?<!\d)({_YEAR})(?!\d)"),
     "ordinal": re.compile(
