@@ -428,18 +428,24 @@ def test_a_near_copy_differing_in_one_place_is_named_whatever_is_asked(
             "Who won the 2021 Harbor City marathon?",
             [
                 "Mia Chen won the Harbor City marathon in 2020.",
+                "In 2020 Mia Chen won the Harbor City marathon, ahead of a record field.",
                 "Lena Okafor won this year's Harbor City marathon.",
             ],
             "Lena Okafor",
         ),
         (
             "第六届青川马拉松的冠军是谁？",
-            ["王小川夺得第五届青川马拉松冠军。", "李明远夺得本届青川马拉松冠军。"],
+            [
+                "王小川夺得第五届青川马拉松冠军。",
+                "第五届青川马拉松冠军王小川赛后接受了采访。",
+                "李明远夺得本届青川马拉松冠军。",
+            ],
             "李明远",
         ),
     ],
 )
 def test_a_sentence_about_another_edition_does_not_answer(brain, question, snippets, truth):
+    """Two passages agree on last year's winner; neither votes nor answers for this year's."""
     from providers.offline_brain.answer import choose
 
     passages = [passage(n, text) for n, text in enumerate(snippets, start=1)]
@@ -527,3 +533,35 @@ def test_a_semicolon_inside_brackets_does_not_end_the_sentence():
         "Victoria (born 1819; died 1901) was queen.",
         "She reigned long.",
     ]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "near", "differs"),
+    [
+        (
+            "Solvik Bridge: Directed by Justin Kurzel.",
+            "Solvik Bridge: Directed by James Cameron.",
+            True,
+            "James Cameron",
+        ),
+        (
+            "Oct 19, 2021 ... Google has officially announced its new Pixel 6.",
+            "October 19, 2011 ... Google has officially announced its new Pixel 6.",
+            True,
+            "",  # two places differ: a near copy, but no single stretch to name
+        ),
+        ("《人在囧途》由叶伟民执导，文隽监制。", "《人在囧途》由葉偉民執導，文雋監製。", False, ""),
+        (
+            "阿布贾是尼日利亚首都与第八大人口城市。",
+            "阿尔及尔是尼日利亚首都与第八大人口城市。",
+            True,
+            "阿尔及尔",
+        ),
+        ("Lena Okafor won the marathon.", "Heavy rain fell on the bay all day.", False, ""),
+    ],
+)
+def test_near_copies_and_what_sets_them_apart(a, b, near, differs):
+    from providers.offline_brain.agreement import differing_words, twins
+
+    assert twins(a, b) is near
+    assert differing_words(a, b) == differs

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 import zhconv
 
@@ -22,8 +23,7 @@ from providers.offline_brain.facts import compatible
 
 AGREE_FLOOR = 0.5  # a sentence votes when its match is at least this share of the best match
 MIN_AGREEING = 2  # passages that must state a fact before agreement counts
-TWIN_SIMILARITY = 0.8  # sentences this alike (difflib ratio) say the same thing
-MAX_CHANGED_WORDS = 6  # a near copy that differs in a longer stretch says something else, not a rival value
+MAX_CHANGED_WORDS = 6  # near copies differ in at most this many words (and share twice as many)
 _IS_DATE = re.compile(r"(?:\d{4}|\?)(?:-\d{1,2}){0,2}")
 
 Row = tuple[int, int, str]  # passage index, position in the passage, sentence
@@ -72,7 +72,7 @@ def rival_map(sentences: list[tuple[int, str, dict[str, str]]]) -> dict[str, lis
     index, rival as written)].
 
     ``sentences`` are (passage index, text, facts as key -> surface). Two sentences from different
-    passages that are near copies (``TWIN_SIMILARITY``) yet state different facts contradict each other
+    passages that are near copies (``twins``) yet state different facts contradict each other
     on what sets them apart; a date does not contradict the dates it is compatible with ("2020" and
     "May 29, 2020")."""
     rivals: dict[str, list[tuple[int, str]]] = {}
@@ -99,31 +99,40 @@ def _different(facts: dict[str, str], others: dict[str, str]) -> list[str]:
 
 
 def differing_words(a: str, b: str) -> str:
-    """What ``b``, a near copy of ``a``, says in place of ``a``'s words: the one stretch of at most
-    ``MAX_CHANGED_WORDS`` words where they differ (compared as simplified Chinese, punctuation aside),
-    as ``b`` writes it in simplified characters; "" when they differ in more than one place or only in
-    punctuation or script (葉偉民 / 叶伟民)."""
-    words_a, words_b = _words(a), _words(b)
-    matcher = SequenceMatcher(None, [w for w, _, _ in words_a], [w for w, _, _ in words_b], autojunk=False)
-    changed = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    """What ``b``, a near copy of ``a``, says in place of ``a``'s words: the one stretch of words where
+    they differ (compared as simplified Chinese, punctuation aside), as ``b`` writes it in simplified
+    characters; "" when they are not near copies, differ in more than one place or only in punctuation
+    or script (葉偉民 / 叶伟民)."""
+    words_b = _words(b)
+    changed = _changes(a, b)
     if len(changed) != 1 or changed[0][0] != "replace":
         return ""
-    _, i1, i2, j1, j2 = changed[0]
-    if max(i2 - i1, j2 - j1) > MAX_CHANGED_WORDS:
-        return ""
-    simplified = zhconv.convert(b, "zh-cn")
-    return simplified[words_b[j1][1] : words_b[j2 - 1][2]]
-
-
-def _words(text: str) -> list[tuple[str, int, int]]:
-    """Words with their offsets in the simplified text, punctuation and spaces left out."""
-    simplified = zhconv.convert(text, "zh-cn")
-    return [(w.lower(), start, end) for w, start, end in jieba().tokenize(simplified) if re.search(r"\w", w)]
+    _, _, _, j1, j2 = changed[0]
+    return zhconv.convert(b, "zh-cn")[words_b[j1][1] : words_b[j2 - 1][2]]
 
 
 def twins(a: str, b: str) -> bool:
-    """Near copies: the same sentence with a word or a number changed (difflib ratio)."""
-    if min(len(a), len(b)) < TWIN_SIMILARITY * max(len(a), len(b)):
-        return False
-    matcher = SequenceMatcher(None, a, b, autojunk=False)
-    return matcher.real_quick_ratio() >= TWIN_SIMILARITY and matcher.ratio() >= TWIN_SIMILARITY
+    """Near copies: the same words but for at most ``MAX_CHANGED_WORDS`` (a name, a number, a date),
+    with at least twice as many words unchanged."""
+    return bool(_changes(a, b))
+
+
+def _changes(a: str, b: str) -> list[tuple[str, int, int, int, int]]:
+    """The stretches where two near copies differ (difflib opcodes over words); [] for others."""
+    words_a, words_b = _words(a), _words(b)
+    if abs(len(words_a) - len(words_b)) > MAX_CHANGED_WORDS:
+        return []
+    matcher = SequenceMatcher(None, [w for w, _, _ in words_a], [w for w, _, _ in words_b], autojunk=False)
+    changed = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    size = sum(max(i2 - i1, j2 - j1) for _, i1, i2, j1, j2 in changed)
+    same = sum(i2 - i1 for tag, i1, i2, _, _ in matcher.get_opcodes() if tag == "equal")
+    return changed if 0 < size <= MAX_CHANGED_WORDS and same >= 2 * size else []
+
+
+@lru_cache(maxsize=4096)
+def _words(text: str) -> tuple[tuple[str, int, int], ...]:
+    """Words with their offsets in the simplified text, punctuation and spaces left out."""
+    simplified = zhconv.convert(text, "zh-cn")
+    return tuple(
+        (w.lower(), start, end) for w, start, end in jieba().tokenize(simplified) if re.search(r"\w", w)
+    )
