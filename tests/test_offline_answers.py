@@ -565,3 +565,26 @@ def test_near_copies_and_what_sets_them_apart(a, b, near, differs):
 
     assert twins(a, b) is near
     assert differing_words(a, b) == differs
+
+
+@pytest.mark.parametrize(
+    ("texts", "answer", "wrong"),
+    [
+        (
+            ["Mia Chen won the Harbor City marathon.", "Lena Okafor won the Harbor City marathon."],
+            'Mia Chen won the Harbor City marathon [1]. Another source says "Lena Okafor" [2].',
+            'Mia Chen won the Harbor City marathon [1]. Another source says "John Smith" [2].',
+        ),
+        (
+            ["王小川夺得青川马拉松冠军。", "李明远夺得青川马拉松冠军。"],
+            "王小川夺得青川马拉松冠军[1]。另有资料作“李明远”[2]。",
+            "王小川夺得青川马拉松冠军[1]。另有资料作“张三”[2]。",
+        ),
+    ],
+)
+def test_the_other_version_named_must_be_in_the_passage_it_cites(texts, answer, wrong):
+    from providers.offline_brain.support import check_answer_support
+
+    passages = [passage(n, text) for n, text in enumerate(texts, start=1)]
+    assert all(v.supported for v in check_answer_support(answer, passages))
+    assert [v.supported for v in check_answer_support(wrong, passages)] == [True, False]
