@@ -357,7 +357,12 @@ class OnnxE5:
     weights (``int8=False``) or those weights as int8 with int8 activations (``int8=True``, faster)."""
 
     def __init__(
-        self, source: Path | None = None, threads: int = 2, cache_dir: Path | None = None, *, int8: bool = False
+        self,
+        source: Path | None = None,
+        threads: int = 2,
+        cache_dir: Path | None = None,
+        *,
+        int8: bool = False,
     ) -> None:
         import onnxruntime
 

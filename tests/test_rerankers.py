@@ -143,7 +143,9 @@ def test_cached_vectors_equal_freshly_computed_ones(tmp_path: Path) -> None:
     again = cached.embed_documents(texts)
     np.testing.assert_array_equal(first, again)
     np.testing.assert_allclose(first, e5.embed_documents(texts), atol=1e-6)
-    assert cached.cache.get_many(e5.vector_name, ["hybrid retrieval"]).keys() == {text_key("hybrid retrieval")}
+    assert cached.cache.get_many(e5.vector_name, ["hybrid retrieval"]).keys() == {
+        text_key("hybrid retrieval")
+    }
 
 
 class _Recording:
@@ -166,7 +168,11 @@ def test_uncached_texts_are_embedded_shortest_first_so_a_batch_holds_like_length
     cached = CachedEmbedder(recording, EmbeddingCache(tmp_path / "c.sqlite"), batch_size=2)
     texts = [EN_TEXTS[2] * 3, "猫", EN_TEXTS[0] * 2, "混合检索", EN_TEXTS[1], ZH_TEXTS[2]]
     vectors = cached.embed_documents(texts)
-    assert recording.batches == [["猫", "混合检索"], [ZH_TEXTS[2], EN_TEXTS[1]], [EN_TEXTS[0] * 2, EN_TEXTS[2] * 3]]
+    assert recording.batches == [
+        ["猫", "混合检索"],
+        [ZH_TEXTS[2], EN_TEXTS[1]],
+        [EN_TEXTS[0] * 2, EN_TEXTS[2] * 3],
+    ]
     # Rows come back in input order (int8 activations are scaled per batch: close, not equal).
     assert ((vectors * recording.inner.embed_documents(texts)).sum(axis=1) > 0.99).all()
 
