@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         from cli.ingest import timed_prewarm
 
         warmed, seconds = timed_prewarm(settings, show_progress=not args.json)
-        result = {"reranker_windows_embedded": warmed, "seconds": seconds}
+        result = {"reranker": settings.reranker, "reranker_windows_embedded": warmed, "seconds": seconds}
         title = "reranker warm-up"
     else:
         from retrievers.store import open_store
