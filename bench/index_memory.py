@@ -231,6 +231,53 @@ def report(built: dict, opened: dict) -> str:
     return "\n".join(lines)
 
 
+def hot_path(folder: Path, ef_values: list[int], n: int, seed: int) -> str:
+    """On the opened folder: the floor (both engines, ids only) and the hybrid full path, CPU per query on
+    one thread, at each efSearch and exact (a flat index over ``vectors.npy``), with HNSW's recall@10
+    against exact search. Keyword queries: bench/retrieval.py's (2-6 words drawn with their frequencies)."""
+    import faiss
+    from retrieval import Latency, full_path, latencies, make_queries, make_vocabulary
+
+    from retrievers.index import Index
+    from retrievers.vector_index import VectorIndex
+
+    index = open_index(folder)
+    qvecs = np.load(folder.parent / f"{folder.name}_queries.npy")[:n]
+    tokens = make_queries(make_vocabulary("zh", 100_000, seed), len(qvecs), np.random.default_rng(seed + 100))
+    flat = VectorIndex(faiss.IndexFlatIP(index.vectors.dim))
+    flat.index.add(np.ascontiguousarray(np.load(index.generation / "vectors.npy", mmap_mode="r")))
+    faiss.omp_set_num_threads(1)
+    truth = [flat.search(q, TOP_K)[0] for q in qvecs]
+    engines = [(VectorIndex(index.vectors.index, ef), f"HNSW efSearch {ef}") for ef in ef_values]
+    rows = [
+        f"## Hot path on the opened {index.size:,}-chunk folder, {len(qvecs)} queries, top 10 of 50 per side, "
+        "one thread (CPU ms)",
+        "",
+        "| vector side | recall@10 vs exact | floor CPU p50 | full path CPU p50 | full path CPU p95 | x floor |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for vectors, label in [*engines, (flat, "exact (IndexFlatIP)")]:
+        if vectors.is_hnsw:  # one FAISS graph shared by every efSearch: set this one's before use
+            faiss.downcast_index(vectors.index).hnsw.efSearch = vectors.ef_search
+        found = [vectors.search(q, TOP_K)[0] for q in qvecs]
+        recall = np.mean(
+            [len(set(f.tolist()) & set(t.tolist())) / TOP_K for f, t in zip(found, truth, strict=True)]
+        )
+        floor = Latency.of(
+            latencies(
+                lambda i, v=vectors: (index.bm25.top_k(tokens[i], 50), v.search(qvecs[i], 50)), len(qvecs)
+            )
+        )
+        bench = Index(index.folder, index.generation, index.manifest, index.docstore, vectors, index.bm25)
+        full = Latency.of(latencies(full_path(bench, "convex", 50, tokens, qvecs), len(qvecs)))
+        rows.append(
+            f"| {label} | {recall:.3f} | {floor.cpu_p50:.2f} | {full.cpu_p50:.2f} | {full.cpu_p95:.2f} "
+            f"| {full.cpu_p50 / floor.cpu_p50:.2f} |"
+        )
+        log(rows[-1])
+    return "\n".join([*rows, "", f"Load average at the end: {os.getloadavg()}."])
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--chunks", type=int, default=1_000_000)
@@ -242,12 +289,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--open-only", type=Path, help=argparse.SUPPRESS)  # the child: folder to open
     p.add_argument("--query-file", type=Path, help=argparse.SUPPRESS)
+    p.add_argument(
+        "--hot-path", default="", help="comma-separated efSearch values: also time the hybrid hot path"
+    )
+    p.add_argument("--reuse", action="store_true", help="skip the build and the open: use --out's folder")
     args = p.parse_args(argv)
     if args.open_only:
         print(json.dumps(open_and_query(args.open_only, args.query_file, args.queries)))
         return 0
     if args.chunks < 11_235 + 1 or args.dim > 512:
         p.error("--chunks must exceed the 11,235 real passages and --dim must be at most 512")
+    ef_values = [int(x) for x in args.hot_path.split(",") if x.strip()]
+    folder = args.out / f"zh_n{args.chunks}_d{args.dim}"
+    if args.reuse:
+        print(hot_path(folder, ef_values, args.queries, args.seed))
+        return 0
     args.out.mkdir(parents=True, exist_ok=True)
     built = build(args)
     log("opening the index in a fresh process")
@@ -272,6 +328,8 @@ def main(argv: list[str] | None = None) -> int:
     opened = json.loads(child.stdout.strip().splitlines()[-1])
     (args.out / "result.json").write_text(json.dumps({"build": built, "open": opened}, indent=1))
     print(report(built, opened))
+    if ef_values:
+        print("\n" + hot_path(folder, ef_values, args.queries, args.seed))
     return 0
 
 
