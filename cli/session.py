@@ -258,17 +258,12 @@ class Session:
 
     def ask(self, question: str) -> None:
         """One turn, holding the thread's lock so another process's turn on it cannot interleave."""
-        from memory.checkpointer import CheckpointerError, sqlite_identity
+        from memory.checkpointer import CheckpointerError, require_same_store
         from memory.thread_lock import thread_lock
 
         settings = self.context.settings
-        if self.store_identity is not None and sqlite_identity(settings.checkpoint_db) != self.store_identity:
-            self.console.print(
-                f"[red]error: the checkpoint database {shown(settings.checkpoint_db)} was deleted or replaced "
-                "while this session ran, so this turn could not be kept; restart the session[/]"
-            )
-            return
         try:
+            require_same_store(settings.checkpoint_db, self.store_identity, "session")
             with thread_lock(
                 self.thread_id, sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url
             ):
@@ -648,9 +643,13 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
         context = dataclasses.replace(context, brain=offline_brain(settings.sufficiency_threshold))
     with (
         open_checkpointer(
-            sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url, allowed_types=CHECKPOINT_TYPES
+            sqlite_path=settings.checkpoint_db,
+            postgres_url=settings.postgres_url,
+            allowed_types=CHECKPOINT_TYPES,
         ) as saver,
-        open_feedback_store(checkpoint_db=settings.checkpoint_db, postgres_url=settings.postgres_url) as store,
+        open_feedback_store(
+            checkpoint_db=settings.checkpoint_db, postgres_url=settings.postgres_url
+        ) as store,
     ):
         session = Session(
             store_identity=None if settings.postgres_url else sqlite_identity(settings.checkpoint_db),

@@ -82,6 +82,18 @@ def sqlite_identity(path: Path) -> tuple[int, int] | None:
     return info.st_dev, info.st_ino
 
 
+def require_same_store(path: Path, opened: tuple[int, int] | None, holder: str) -> None:
+    """Refuse a turn when the SQLite store a long-running ``holder`` opened was deleted or replaced.
+
+    ``opened`` is ``sqlite_identity`` taken at start (None for PostgreSQL: nothing to check).
+    """
+    if opened is not None and sqlite_identity(path) != opened:
+        raise CheckpointerError(
+            f"the checkpoint database {path} was deleted or replaced while this {holder} ran, "
+            f"so this turn could not be kept; restart the {holder}"
+        )
+
+
 def _serializer(allowed_types: Iterable[type]) -> JsonPlusSerializer | None:
     """Strict deserialisation limited to LangGraph's safe types plus ``allowed_types``, when given.
 

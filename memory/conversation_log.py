@@ -154,6 +154,12 @@ def ensure_log(saver: BaseCheckpointSaver) -> None:
 # --- keeping the log in step with the checkpoint -------------------------------------------------------
 
 
+def _unlogged(turns: list[Turn], known: dict[str, int], last_seq: int) -> Iterator[tuple[int, Turn]]:
+    """The turns the log does not hold yet, each with the next sequence number after ``last_seq``."""
+    fresh = [turn for turn in turns if turn.question_id not in known]
+    return zip(range(last_seq + 1, last_seq + 1 + len(fresh)), fresh, strict=True)
+
+
 def _sync_sqlite(cur: sqlite3.Cursor, thread_id: str, turns: list[Turn]) -> None:
     ids = [t.question_id for t in turns]
     marks = ",".join("?" * len(ids))
@@ -168,11 +174,7 @@ def _sync_sqlite(cur: sqlite3.Cursor, thread_id: str, turns: list[Turn]) -> None
             (thread_id, min(known.values()), *ids),
         )
     cur.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {LOG_TABLE} WHERE thread_id = ?", (thread_id,))
-    seq = int(cur.fetchone()[0])
-    for turn in turns:
-        if turn.question_id in known:
-            continue
-        seq += 1
+    for seq, turn in _unlogged(turns, known, int(cur.fetchone()[0])):
         cur.execute(
             f"INSERT INTO {LOG_TABLE} (thread_id, seq, question_id, question, answer, citations) "
             "VALUES (?, ?, ?, ?, ?, ?)",
@@ -193,11 +195,7 @@ def _sync_postgres(cur: psycopg.Cursor[dict[str, Any]], thread_id: str, turns: l
             (thread_id, min(known.values()), ids),
         )
     cur.execute(f"SELECT COALESCE(MAX(seq), 0) AS seq FROM {LOG_TABLE} WHERE thread_id = %s", (thread_id,))
-    seq = int(cur.fetchone()["seq"])
-    for turn in turns:
-        if turn.question_id in known:
-            continue
-        seq += 1
+    for seq, turn in _unlogged(turns, known, int(cur.fetchone()["seq"])):
         cur.execute(
             f"INSERT INTO {LOG_TABLE} (thread_id, seq, question_id, question, answer, citations) "
             "VALUES (%s, %s, %s, %s, %s, %s)",

@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.chunks import Filters
 from graph.run import AskResult
+from memory.checkpointer import CheckpointerError
 from retrievers.index import IndexEmptyError
 from server.engine import Engine
 from server.schemas import AskRequest, AskResponse, ChatMessage, ChatRequest, mode_for_model, model_ids
@@ -133,6 +134,8 @@ def sse(event: str | None, data: Any) -> bytes:
 def _exception_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
     if isinstance(exc, ApiError):
         return exc.status, error_body(exc.code, exc.message)
+    if isinstance(exc, CheckpointerError):
+        return 503, error_body("checkpoint_store_unavailable", str(exc))
     return 500, error_body("internal_error", f"the question failed: {type(exc).__name__}: {exc}")
 
 

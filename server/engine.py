@@ -77,10 +77,12 @@ class Engine:
 
     def __init__(self, settings: Settings, context: Any, saver: Any) -> None:
         from graph.builder import build_graph
+        from memory.checkpointer import sqlite_identity
 
         self.settings = settings
         self.context = context
         self.saver = saver
+        self.store_identity = None if settings.postgres_url else sqlite_identity(settings.checkpoint_db)
         self.threaded_app = build_graph(checkpointer=saver)  # runs that continue a conversation
         self.stateless_app = build_graph()  # one-off questions and OpenAI-style requests
         self.pool = ThreadPoolExecutor(max_workers=settings.serve_workers, thread_name_prefix="agentic-rag")
@@ -164,6 +166,7 @@ class Engine:
             loop.call_soon_threadsafe(queue.put_nowait, event)
 
         def work() -> None:
+            from memory.checkpointer import require_same_store
             from memory.thread_lock import thread_lock
 
             # The asyncio lock orders this process's turns; this one also orders other replicas' turns.
@@ -177,6 +180,8 @@ class Engine:
                 else contextlib.nullcontext()
             )
             try:
+                if thread_id:
+                    require_same_store(self.settings.checkpoint_db, self.store_identity, "server")
                 with lock:
                     result = self._run(payload, question, mode, thread_id, emit, cancelled, tokens)
                 emit(Event("result", result))

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from core.chunks import Chunk
+from memory.checkpointer import open_checkpointer
 from nodes.context import AgentContext
+from nodes.state import CHECKPOINT_TYPES
 from tests.corpus import corpus_chunks
 
 # The answer ("Marta Kowalczyk") sits in a passage that shares no words with the question; it is
@@ -86,3 +88,13 @@ def make_context(request, settings, embedder, tmp_path):
     yield build
     for index in opened:
         index.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def saver(request, tmp_path):
+    """The graph's checkpointer on SQLite and on PostgreSQL (needs ``postgres_url`` in the test module)."""
+    url = request.getfixturevalue("postgres_url") if request.param == "postgres" else None
+    with open_checkpointer(
+        sqlite_path=tmp_path / "checkpoints.sqlite", postgres_url=url, allowed_types=CHECKPOINT_TYPES
+    ) as opened:
+        yield opened

@@ -9,13 +9,11 @@ import pytest
 
 from graph.builder import build_graph
 from graph.run import ask
-from memory.checkpointer import open_checkpointer
 from memory.threads import list_threads
-from nodes.state import CHECKPOINT_TYPES
-from tests.graph_fixtures import make_context
+from tests.graph_fixtures import make_context, saver
 from tests.postgres_server import postgres_url
 
-__all__ = ["make_context", "postgres_url"]  # fixtures used by name
+__all__ = ["make_context", "postgres_url", "saver"]  # fixtures used by name
 
 TURNS = [
     "混合检索是如何合并结果的？",
@@ -28,15 +26,6 @@ TURNS = [
 
 def count_checkpoints(saver, thread_id: str) -> int:
     return {info.thread_id: info.n_checkpoints for info in list_threads(saver)}[thread_id]
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def saver(request, tmp_path):
-    url = request.getfixturevalue("postgres_url") if request.param == "postgres" else None
-    with open_checkpointer(
-        sqlite_path=tmp_path / "checkpoints.sqlite", postgres_url=url, allowed_types=CHECKPOINT_TYPES
-    ) as opened:
-        yield opened
 
 
 def test_ask_keeps_at_most_n_slim_checkpoints_per_thread(make_context, saver):

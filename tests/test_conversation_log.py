@@ -13,14 +13,12 @@ import pytest
 
 from graph.builder import build_graph
 from graph.run import ask
-from memory.checkpointer import open_checkpointer
 from memory.conversation_log import LOG_TABLE, logged_turns
 from memory.threads import conversation, delete_thread, list_threads, prune_threads, show_thread
-from nodes.state import CHECKPOINT_TYPES
-from tests.graph_fixtures import make_context
+from tests.graph_fixtures import make_context, saver
 from tests.postgres_server import postgres_url
 
-__all__ = ["make_context", "postgres_url"]  # fixtures used by name
+__all__ = ["make_context", "postgres_url", "saver"]  # fixtures used by name
 
 # Five questions in a cycle: after 10 and after 50 turns the last six turns are the same questions.
 CYCLE = [
@@ -31,15 +29,6 @@ CYCLE = [
     "HNSW 是什么？",
 ]
 local_only = pytest.mark.parametrize("make_context", ["local"], indirect=True)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def saver(request, tmp_path):
-    url = request.getfixturevalue("postgres_url") if request.param == "postgres" else None
-    with open_checkpointer(
-        sqlite_path=tmp_path / "checkpoints.sqlite", postgres_url=url, allowed_types=CHECKPOINT_TYPES
-    ) as opened:
-        yield opened
 
 
 def is_postgres(saver) -> bool:

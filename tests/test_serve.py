@@ -195,6 +195,31 @@ def test_threads_keep_a_conversation_and_can_be_deleted(server):
     assert httpx.delete(server.url + f"/v1/threads/{thread}").status_code == 404
 
 
+def test_a_checkpoint_database_deleted_under_the_server_is_one_clear_error(index_dir, tmp_path):
+    srv = Server(index_dir, tmp_path)
+    try:
+        first = httpx.post(
+            srv.url + "/v1/ask",
+            json={"question": "How does hybrid search merge results?", "thread_id": "t"},
+            timeout=60,
+        )
+        assert first.status_code == 200
+        for leftover in tmp_path.glob("checkpoints.sqlite*"):
+            if leftover.is_file():
+                leftover.unlink()  # the store (and its WAL) removed while the server runs
+
+        gone = httpx.post(
+            srv.url + "/v1/ask", json={"question": "HNSW 的性能问题怎么解决？", "thread_id": "t"}, timeout=60
+        )
+        error = gone.json()["error"]
+        assert gone.status_code == 503 and error["code"] == "checkpoint_store_unavailable"
+        assert "was deleted or replaced" in error["message"] and "restart the server" in error["message"]
+        one_off = httpx.post(srv.url + "/v1/ask", json={"question": "HNSW 的性能问题怎么解决？"}, timeout=60)
+        assert one_off.status_code == 200 and "ef_search" in one_off.json()["answer"]
+    finally:
+        srv.stop()
+
+
 def test_bad_requests_get_json_errors(server):
     unknown_mode = httpx.post(server.url + "/v1/ask", json={"question": "x", "mode": "magic"})
     assert unknown_mode.status_code == 422

@@ -222,6 +222,23 @@ def test_piped_input_starts_a_new_thread_unless_one_is_named(index_dir, tmp_path
     assert last_thread_file(db, index_dir).read_text().strip() == "t1"
 
 
+@pytest.mark.slow
+def test_a_checkpoint_database_deleted_mid_session_is_reported_not_silently_lost(index_dir, tmp_path):
+    db = tmp_path / "state" / "checkpoints.sqlite"
+    terminal = Terminal(tmp_path, session_env(index_dir, db))
+    terminal.wait_prompt()
+    assert "reciprocal rank fusion" in terminal.type("How does hybrid search merge results?")
+    for leftover in db.parent.glob("checkpoints.sqlite*"):
+        if leftover.is_file():
+            leftover.unlink()  # someone removes the store (and its WAL) while the session runs
+
+    screen = " ".join(terminal.type("HNSW 的性能问题怎么解决？").split())
+    assert "was deleted or replaced while this session ran" in screen and "restart the session" in screen
+    assert "ef_search" not in screen  # no answer that would be lost with the deleted file
+    assert "Traceback" not in screen
+    assert terminal.quit() == 0
+
+
 def test_the_remembered_thread_is_per_index(tmp_path):
     db = tmp_path / "checkpoints.sqlite"
     first, second = last_thread_file(db, tmp_path / "a"), last_thread_file(db, tmp_path / "b")
