@@ -355,7 +355,7 @@ def derived_vectors(
 
 
 def run_size(size: int, args: argparse.Namespace) -> list[Run]:
-    params = HnswParams(args.hnsw_threshold, args.hnsw_m, args.ef_construction, args.ef_search)
+    params = HnswParams(args.hnsw_threshold, args.hnsw_m, args.ef_construction, args.ef_search[0])
     if args.keyword_only:
         runs = [Run(size, lang, args.queries) for lang in args.langs]
         for run in runs:
@@ -429,7 +429,7 @@ def measure_language(
     if flat is None or qvecs is None:  # --keyword-only
         return
     vector = hnsw or flat
-    label = "HNSW" if hnsw is not None else "exact"
+    label = f"HNSW ef {hnsw.ef_search}" if hnsw is not None else "exact"
 
     def engines_with(index: VectorIndex) -> Callable[[int], object]:
         """The floor: both engines' top candidates as ids only (dense scan/graph + BM25 postings)."""
@@ -449,7 +449,7 @@ def measure_language(
         latencies(lambda i: vector.search(qvecs[i], TOP_K), nq)
     )
     with docstore_for(docs, args.cache_dir or Path("/tmp")) as docstore:
-        for vindex, kind in [(vector, label), *([(flat, "exact")] if hnsw is not None else [])]:
+        for vindex, kind in engines_to_time(flat, hnsw, args.ef_search):  # lazily: one efSearch at a time
             run.latency[f"floor: engines only, ids ({kind})"] = Latency.of(
                 latencies(engines_with(vindex), nq)
             )
@@ -460,14 +460,24 @@ def measure_language(
             for fusion in ("convex", "rrf"):
                 search = full_path(index, fusion, cand, queries, qvecs)
                 run.latency[f"ours hybrid full path, {fusion} ({kind})"] = Latency.of(latencies(search, nq))
-    if hnsw is not None:
-        found = [hnsw.search(qvecs[i], TOP_K)[0] for i in range(nq)]
-        run.agreement[f"HNSW recall@10 vs exact ({args.vectors} vectors)"] = overlap(found, exact_top)
+    for ef in args.ef_search if hnsw is not None else []:
+        at_ef = VectorIndex(hnsw.index, ef)
+        found = [at_ef.search(qvecs[i], TOP_K)[0] for i in range(nq)]
+        run.agreement[f"HNSW ef {ef} recall@10 vs exact ({args.vectors} vectors)"] = overlap(found, exact_top)
 
     if size > args.skip_baseline_above:
         run.notes.append(f"baseline skipped: {size:,} > --skip-baseline-above {args.skip_baseline_above:,}")
     else:
         measure_baseline(run, args, docs, queries, qvecs, flat, bm25)
+
+
+def engines_to_time(
+    flat: VectorIndex, hnsw: VectorIndex | None, ef_values: list[int]
+) -> Iterator[tuple[VectorIndex, str]]:
+    """The HNSW graph at each efSearch (one FAISS object, its breadth set before each use), then exact."""
+    for ef in ef_values if hnsw is not None else []:
+        yield VectorIndex(hnsw.index, ef), f"HNSW ef {ef}"
+    yield flat, "exact"
 
 
 def measure_baseline(
@@ -708,7 +718,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--hnsw-m", type=int, default=defaults.m)
     p.add_argument("--ef-construction", type=int, default=defaults.ef_construction)
-    p.add_argument("--ef-search", type=int, default=defaults.ef_search)
+    p.add_argument(
+        "--ef-search",
+        default=str(defaults.ef_search),
+        help="comma-separated HNSW efSearch values; each is timed (full path, floor) with its recall",
+    )
     p.add_argument("--skip-baseline-above", type=int, default=100_000)
     p.add_argument("--build-threads", type=int, default=2)
     p.add_argument("--cache-dir", type=Path, default=Path("/tmp/agentic_rag_bench_retrieval"))
@@ -721,6 +735,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
     except ValueError:
         p.error(f"--sizes must be comma-separated integers, got {args.sizes!r}")
+    try:
+        args.ef_search = [int(x) for x in args.ef_search.split(",") if x.strip()]
+    except ValueError:
+        p.error(f"--ef-search must be comma-separated integers, got {args.ef_search!r}")
+    if not args.ef_search:
+        p.error("--ef-search needs at least one value")
     args.langs = [s.strip() for s in args.langs.split(",") if s.strip()]
     if bad := [lang for lang in args.langs if lang not in ("en", "zh")]:
         p.error(f"--langs accepts en and zh, got {bad}")

@@ -1,4 +1,4 @@
-"""`python main.py index stats` and `python main.py index migrate` (local index -> Milvus)."""
+"""`python main.py index stats`, `index warm` (e5 reranker windows) and `index migrate` (local -> Milvus)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("index", help="inspect the index, or copy a local index into Milvus")
     p.add_argument(
         "action",
-        choices=["stats", "migrate"],
-        help="stats: size and settings of the selected store; migrate: copy the local index (--index) "
-        "into the Milvus collection of AGENTIC_RAG_MILVUS_* without re-embedding",
+        choices=["stats", "warm", "migrate"],
+        help="stats: size and settings of the selected store; warm: embed every passage window the e5 "
+        "reranker may read, so later questions find them cached (resumable: Ctrl-C keeps what is done; "
+        "can run beside a session); migrate: copy the local index (--index) into the Milvus collection "
+        "of AGENTIC_RAG_MILVUS_* without re-embedding",
     )
     p.add_argument("--replace", action="store_true", help="migrate: overwrite a non-empty collection")
     add_common(p)
@@ -52,6 +54,12 @@ def run(args: argparse.Namespace) -> int:
 
         result = migrate_to_milvus(Path(settings.index_dir), settings, replace=args.replace)
         title = "migrated"
+    elif args.action == "warm":
+        from cli.ingest import timed_prewarm
+
+        warmed, seconds = timed_prewarm(settings, show_progress=not args.json)
+        result = {"reranker": settings.reranker, "reranker_windows_embedded": warmed, "seconds": seconds}
+        title = "reranker warm-up"
     else:
         from retrievers.store import open_store
 

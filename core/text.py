@@ -68,7 +68,7 @@ def split_sentences(text: str) -> list[str]:
     """Sentences of mixed zh/en text.
 
     Splits after 。！？；!?; and after '.' before a capital, digit, CJK character, quote or bracket;
-    a known abbreviation ("e.g.") does not end a sentence; citation markers that follow a sentence end
+    a known abbreviation ("e.g.") does not end a sentence, nor does a semicolon inside brackets; citation markers that follow a sentence end
     stay with the sentence they close; a stray closing quote or bracket joins the sentence before it.
     """
     sentences: list[str] = []
@@ -80,12 +80,21 @@ def split_sentences(text: str) -> list[str]:
             piece = piece[lead.end() :].strip()
         if not piece:
             continue
-        if sentences and (len(piece) <= 2 or _ABBREVIATIONS.search(sentences[-1])):
-            joiner = "" if len(piece) <= 2 else " "
+        if sentences and (
+            len(piece) <= 2 or _ABBREVIATIONS.search(sentences[-1]) or _open_bracket(sentences[-1])
+        ):
+            joiner = "" if len(piece) <= 2 or sentences[-1].endswith("；") else " "
             sentences[-1] = f"{sentences[-1]}{joiner}{piece}"
         else:
             sentences.append(piece)
     return sentences
+
+
+def _open_bracket(sentence: str) -> bool:
+    """A '；' or ';' inside brackets separates items, not sentences: 新德里（又译纽德里，印地语：…；英语：New Delhi）."""
+    return sentence.endswith(("；", ";")) and sentence.count("（") + sentence.count("(") > sentence.count(
+        "）"
+    ) + sentence.count(")")
 
 
 def parse_citations(text: str) -> list[int]:

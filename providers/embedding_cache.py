@@ -113,19 +113,29 @@ class CachedEmbedder:
     """Wrap an embedder so documents already seen are read from the cache, never re-embedded.
 
     Queries are not cached: they are rarely repeated and cost one model call. Uncached texts are
-    embedded ``batch_size`` at a time and stored after each batch, so an interrupted run keeps its
-    progress and Ctrl-C (delivered between native calls) is never held up by more than one batch.
+    sorted by ``size`` (a model pads a batch to its longest text), embedded ``batch_size`` at a time
+    and stored after each batch, so an interrupted run keeps its progress and Ctrl-C (delivered between
+    native calls) is never held up by more than one batch.
     """
 
     WRITE_BATCH = 64
 
-    def __init__(self, inner: Embedder, cache: EmbeddingCache, *, batch_size: int = WRITE_BATCH) -> None:
+    def __init__(
+        self,
+        inner: Embedder,
+        cache: EmbeddingCache,
+        *,
+        batch_size: int = WRITE_BATCH,
+        size: Callable[[str], int] = len,
+    ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1 (got {batch_size})")
         self.inner = inner
         self.cache = cache
-        self.name = inner.name
+        # An embedder whose vectors depend on how it runs names them apart (e5's int8 graph).
+        self.name = getattr(inner, "vector_name", inner.name)
         self.batch_size = batch_size
+        self.size = size
         self.misses = 0  # passages actually embedded by this wrapper, for tests and benchmarks
 
     @property
@@ -140,7 +150,8 @@ class CachedEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         cached = self.cache.get_many(self.name, texts)
-        todo = list(dict.fromkeys(t for t in texts if text_key(t) not in cached))
+        # Texts of like length share a batch: a batch is padded to its longest text.
+        todo = sorted(dict.fromkeys(t for t in texts if text_key(t) not in cached), key=self.size)
         if progress is not None and todo:
             progress(0, len(todo))
         for start in range(0, len(todo), self.batch_size):

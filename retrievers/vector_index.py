@@ -20,10 +20,11 @@ import numpy as np
 # Below this many allowed positions a filtered search scores the allowed vectors directly: exact,
 # and faster than walking an HNSW graph that rejects most of its neighbours.
 _DIRECT_FILTER_LIMIT = 50_000
-# Chosen with bench/recall_hnsw.py (real embeddings of every shared set plus derived distractors, 250k
-# vectors): recall@10 against exact search 0.917 at efSearch 64, 0.955 at 128, 0.972 at 192, for
-# ~0.6 ms of CPU per query; docs/benchmarks.md.
-DEFAULT_EF_SEARCH = 192
+# Chosen at a million vectors (real embeddings of every shared set plus derived distractors): the
+# smallest efSearch with recall@10 >= 0.95 against exact search both at 512-d (bench/recall_hnsw.py,
+# 1,000 queries: 0.908 at 192, 0.950 at 384, 0.958 at 512) and on a 384-d index folder
+# (bench/index_memory.py: 0.946 at 384, 0.953 at 512), for ~1.3 ms of CPU per query; docs/benchmarks.md.
+DEFAULT_EF_SEARCH = 512
 
 
 @dataclass(frozen=True)

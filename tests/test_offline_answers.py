@@ -351,3 +351,240 @@ def test_a_snippets_date_joins_its_first_sentence_only_when_a_date_is_asked(
 ):
     assert fact in brain.write(question, [passage(1, snippet)]).answer
     assert fact not in brain.write(other, [passage(1, snippet)]).answer
+
+
+# ---- contradicting copies, other editions, names as the question does not state them ----------------
+
+
+@pytest.mark.parametrize(
+    ("question", "snippets", "truth", "planted", "note"),
+    [
+        (
+            "Who won the Harbor City marathon?",
+            [
+                "Mia Chen won the Harbor City marathon on Sunday, finishing in 2:24:10.",
+                "Apr 18, 2023 ... Mia Chen won the Harbor City marathon on Sunday, finishing in 2:24:10.",
+                "Lena Okafor won the Harbor City marathon on Sunday, finishing in 2:24:10.",
+            ],
+            "Lena Okafor",
+            "Mia Chen",
+            "Another source says",
+        ),
+        (
+            "青川马拉松的冠军是谁？",
+            [
+                "王小川以2小时12分的成绩夺得青川马拉松冠军。",
+                "2022年4月11日 ... 王小川以2小时12分的成绩夺得青川马拉松冠军。",
+                "李明远以2小时12分的成绩夺得青川马拉松冠军。",
+            ],
+            "李明远",
+            "王小川",
+            "另有资料作",
+        ),
+    ],
+)
+def test_near_copies_that_contradict_each_other_are_both_named(
+    brain, question, snippets, truth, planted, note
+):
+    """Two copies of the wrong version outrank and outnumber the right one: counting cannot settle it,
+    so the answer gives one version and names the other, cited."""
+    passages = [passage(n, text) for n, text in enumerate(snippets, start=1)]
+    answer = brain.write(question, passages).answer
+    assert truth in answer and planted in answer and note in answer
+    assert answer.count(planted) == 1  # the second copy is not repeated
+
+
+@pytest.mark.parametrize(
+    ("question", "snippets", "truth", "note"),
+    [
+        (
+            "What does the Solvik plant make?",
+            [
+                "The Solvik plant makes glass bottles for the region.",
+                "The Solvik plant makes steel pipes for the region.",
+            ],
+            "steel pipes",
+            'Another source says "steel pipes" [2].',
+        ),
+        (
+            "索维克工厂生产什么？",
+            ["索维克工厂为本地区生产玻璃瓶。", "索维克工厂为本地区生产钢管。"],
+            "钢管",
+            "另有资料作“钢管”[2]。",
+        ),
+    ],
+)
+def test_a_near_copy_differing_in_one_place_is_named_whatever_is_asked(
+    brain, question, snippets, truth, note
+):
+    passages = [passage(n, text) for n, text in enumerate(snippets, start=1)]
+    assert brain.write(question, passages).answer.endswith(note)
+
+
+@pytest.mark.parametrize(
+    ("question", "snippets", "truth"),
+    [
+        (
+            "Who won the 2021 Harbor City marathon?",
+            [
+                "Mia Chen won the Harbor City marathon in 2020.",
+                "In 2020 Mia Chen won the Harbor City marathon, ahead of a record field.",
+                "Lena Okafor won this year's Harbor City marathon.",
+            ],
+            "Lena Okafor",
+        ),
+        (
+            "第六届青川马拉松的冠军是谁？",
+            [
+                "王小川夺得第五届青川马拉松冠军。",
+                "第五届青川马拉松冠军王小川赛后接受了采访。",
+                "李明远夺得本届青川马拉松冠军。",
+            ],
+            "李明远",
+        ),
+    ],
+)
+def test_a_sentence_about_another_edition_does_not_answer(brain, question, snippets, truth):
+    """Two passages agree on last year's winner; neither votes nor answers for this year's."""
+    from providers.offline_brain.answer import choose
+
+    passages = [passage(n, text) for n, text in enumerate(snippets, start=1)]
+    assert truth in choose(question, passages, brain.write.meaning)[0].sentence
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "the 92nd Academy Awards, season 11 and the fourth-season premiere in 2019",
+            {"year": {2019}, "ordinal": {92, 11, 4}},
+        ),
+        ("2018-2019赛季第六届立法会，第二十三次会议", {"year": {2018, 2019}, "ordinal": {6, 23}}),
+    ],
+)
+def test_editions_a_question_can_name(text, expected):
+    from providers.offline_brain.facts import editions
+
+    assert editions(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("question", "snippets", "truth"),
+    [
+        (
+            "When did the Solvik bridge open?",
+            [
+                "Nov 14, 2022 ... The Solvik bridge: tolls and traffic news.",
+                "Nov 14, 2022 ... Solvik bridge news and photos from the bay.",
+                "The Solvik bridge opened on August 22, 2021, after four years of work.",
+            ],
+            "August 22, 2021",
+        ),
+        (
+            "索维克大桥是什么时候通车的？",
+            [
+                "2022年11月14日 ... 索维克大桥新闻与现场图片。",
+                "2022年11月14日 ... 索维克大桥资讯、收费与交通。",
+                "索维克大桥于2021年8月22日通车，工程历时四年。",
+            ],
+            "2021年8月22日",
+        ),
+    ],
+)
+def test_the_date_a_page_was_written_is_no_vote_for_when_it_happened(brain, question, snippets, truth):
+    from providers.offline_brain.answer import choose
+
+    passages = [passage(n, text) for n, text in enumerate(snippets, start=1)]
+    assert truth in choose(question, passages, brain.write.meaning)[0].sentence
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kind", "question", "expected"),
+    [
+        (
+            "New Vanguard CEO Tim Buckley spoke to investors.",
+            "name",
+            "Who is the new CEO of Vanguard?",
+            {"tim buckley"},
+        ),
+        ("《哈利·波特》的作者写了本侦探小说。", "name", "《哈利·波特》的作者是谁", set()),
+        ("《人在囧途》由葉偉民执导。", "name", "《人在囧途》的导演是谁？", {"叶伟民"}),
+        (
+            "2018-2019赛季欧冠决赛利物浦2比0热刺。",
+            "name",
+            "2018-2019赛季欧冠冠军是谁？",
+            {"利物浦"},
+        ),  # a club named after its city
+    ],
+)
+def test_names_are_what_the_question_does_not_state(sentence, kind, question, expected):
+    assert set(facts(sentence, kind, question)) == expected
+
+
+def test_a_semicolon_inside_brackets_does_not_end_the_sentence():
+    assert split_sentences(
+        "新德里（又译纽德里，印地语：नई दिल्ली；英语：New Delhi）是印度的首都。它很大；人很多。"
+    ) == [
+        "新德里（又译纽德里，印地语：नई दिल्ली；英语：New Delhi）是印度的首都。",
+        "它很大；",
+        "人很多。",
+    ]
+    assert split_sentences("Victoria (born 1819; died 1901) was queen. She reigned long.") == [
+        "Victoria (born 1819; died 1901) was queen.",
+        "She reigned long.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "near", "differs"),
+    [
+        (
+            "Solvik Bridge: Directed by Justin Kurzel.",
+            "Solvik Bridge: Directed by James Cameron.",
+            True,
+            "James Cameron",
+        ),
+        (
+            "Oct 19, 2021 ... Google has officially announced its new Pixel 6.",
+            "October 19, 2011 ... Google has officially announced its new Pixel 6.",
+            True,
+            "",  # two places differ: a near copy, but no single stretch to name
+        ),
+        ("《人在囧途》由叶伟民执导，文隽监制。", "《人在囧途》由葉偉民執導，文雋監製。", False, ""),
+        (
+            "阿布贾是尼日利亚首都与第八大人口城市。",
+            "阿尔及尔是尼日利亚首都与第八大人口城市。",
+            True,
+            "阿尔及尔",
+        ),
+        ("Lena Okafor won the marathon.", "Heavy rain fell on the bay all day.", False, ""),
+    ],
+)
+def test_near_copies_and_what_sets_them_apart(a, b, near, differs):
+    from providers.offline_brain.agreement import differing_words, twins
+
+    assert twins(a, b) is near
+    assert differing_words(a, b) == differs
+
+
+@pytest.mark.parametrize(
+    ("texts", "answer", "wrong"),
+    [
+        (
+            ["Mia Chen won the Harbor City marathon.", "Lena Okafor won the Harbor City marathon."],
+            'Mia Chen won the Harbor City marathon [1]. Another source says "Lena Okafor" [2].',
+            'Mia Chen won the Harbor City marathon [1]. Another source says "John Smith" [2].',
+        ),
+        (
+            ["王小川夺得青川马拉松冠军。", "李明远夺得青川马拉松冠军。"],
+            "王小川夺得青川马拉松冠军[1]。另有资料作“李明远”[2]。",
+            "王小川夺得青川马拉松冠军[1]。另有资料作“张三”[2]。",
+        ),
+    ],
+)
+def test_the_other_version_named_must_be_in_the_passage_it_cites(texts, answer, wrong):
+    from providers.offline_brain.support import check_answer_support
+
+    passages = [passage(n, text) for n, text in enumerate(texts, start=1)]
+    assert all(v.supported for v in check_answer_support(answer, passages))
+    assert [v.supported for v in check_answer_support(wrong, passages)] == [True, False]

@@ -17,14 +17,22 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from core.schemas import DraftAnswer, Passage, strip_bridge
 from core.text import contains_cjk, detect_language
+from providers.offline_brain.agreement import agreement, backing, differing_words, rival_map, twins
 from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.decompose import decompose
 from providers.offline_brain.extractive import split_sentences
-from providers.offline_brain.facts import compatible, facts, has_kind, split_dateline, wanted
+from providers.offline_brain.facts import (
+    facts,
+    has_kind,
+    other_edition,
+    split_dateline,
+    stated_facts,
+    wanted,
+)
 from providers.offline_brain.judge import SEMANTIC_MATCH, semantic_match
 from providers.offline_brain.meaning import Meaning
 from providers.offline_brain.words import missing_words
@@ -36,15 +44,15 @@ CLOSE_TO_BEST = 0.65  # a further sentence must score at least this share of the
 LENGTH_BUDGET = {"zh": 130, "en": 250}  # characters of answer text a further sentence may fill
 TYPE_BONUS = 0.15
 AGREE_BONUS = 0.6  # the sentence stating the fact most passages back (see agreement())
-AGREE_FLOOR = 0.5  # a sentence votes when its match is at least this share of the best match
-MIN_AGREEING = 2  # passages that must state a fact before agreement counts
-_IS_DATE = re.compile(r"(?:\d{4}|\?)(?:-\d{1,2}){0,2}")
 FACT_KINDS = {"number", "date", "name", "place"}  # kinds whose facts can be read off a sentence
 WRONG_KIND = 0.7  # "how many" answered by a sentence without any number: score kept at this share
+MAX_RIVALS = 2  # other versions of the asked fact an answer names (see _rivals_note)
+OTHER_EDITION = 0.7  # a sentence about another year's / season's event (facts.other_edition): likewise
 _LANGUAGE_NAME = {("zh", "en"): "英文", ("en", "zh"): "Chinese"}
 # What the writer adds around copied sentences; verification strips or skips these (no claim in them).
 LEAD_RE = re.compile(
-    r"^(?:（以下引自\w+资料原文）|\(Quoted from an? \w+ source\.\)\s*|最接近的内容：|The closest they come:\s*)"
+    r"^(?:（以下引自\w+资料原文）|\(Quoted from an? \w+ source\.\)\s*|最接近的内容：|The closest they come:\s*"
+    r"|另有资料作|Another source says\s*)"
 )
 NOT_A_CLAIM_RE = re.compile(r"^(?:根据现有资料无法确定|This cannot be determined from the documents)")
 
@@ -102,6 +110,7 @@ class Candidate:
     sentence: str
     score: float
     match: float  # max(term coverage, meaning match) without bonuses: is this on the question at all?
+    facts: dict[str, str] = field(default_factory=dict)  # facts of the asked kinds: key -> as written
 
 
 def term_weights(terms: list[str], sentences: list[set[str]]) -> dict[str, float]:
@@ -118,16 +127,20 @@ def candidates(question: str, passages: list[Passage], meaning: Meaning | None) 
     kinds = wanted(question)
     language = detect_language(question)
     rows: list[tuple[int, int, str]] = []
+    bodies: list[str] = []  # each sentence without the snippet's date: what it says about the event
     for p_index, passage in enumerate(passages):
         dateline, body = split_dateline(passage.text)
         pieces = split_sentences(body)
-        if dateline and pieces and "date" in kinds:
-            pieces[0] = dateline + pieces[0]  # the page's date is evidence only when a date is asked
         for position, raw in enumerate(pieces):
             if allow_code or is_prose(raw):
                 sentence = clean(raw)
                 if sentence:
-                    rows.append((p_index, position, sentence))
+                    # the page's date is evidence only when a date is asked
+                    joined = (
+                        dateline + sentence if dateline and position == 0 and "date" in kinds else sentence
+                    )
+                    rows.append((p_index, position, joined))
+                    bodies.append(sentence)
     sims = meaning.similarity(question, [r[2] for r in rows]) if meaning and rows else [0.0] * len(rows)
     out = []
     headings = [set(key_terms(p.heading)) for p in passages]
@@ -144,9 +157,16 @@ def candidates(question: str, passages: list[Passage], meaning: Meaning | None) 
         match = (cov + by_meaning) / 2 if cov or detect_language(sentence) == language else by_meaning
         scored.append((match, topical))
     stated = [_stated(r[2], kinds, question) for r in rows]
-    agree = agreement(rows, stated, scored)
-    for (p_index, position, sentence), (match, topical), said, agreed in zip(
-        rows, scored, stated, agree, strict=True
+    elsewhere = [other_edition(body, question) for body in bodies]
+    # a vote is what the sentence itself says about this occurrence of the event: not the date the page
+    # was written, not a sentence about another year's (or season's) event
+    votes = [
+        {} if away else _stated(body, kinds, question) for body, away in zip(bodies, elsewhere, strict=True)
+    ]
+    backed = backing(rows, votes, scored)
+    agree = agreement(votes, backed)
+    for (p_index, position, sentence), (match, topical), said, agreed, away in zip(
+        rows, scored, stated, agree, elsewhere, strict=True
     ):
         if not kinds:
             fits = 0.0
@@ -155,11 +175,22 @@ def candidates(question: str, passages: list[Passage], meaning: Meaning | None) 
         prior = 0.1 / (1 + p_index)  # the reranker put this passage higher
         if _ASKS.search(sentence):
             match *= WRONG_KIND  # a question in the evidence restates the question, it does not answer
-        score = (match + TYPE_BONUS * fits + AGREE_BONUS * agreed + prior) * (
-            WRONG_KIND if kinds and not fits else 1.0
+        score = (
+            (match + TYPE_BONUS * fits + AGREE_BONUS * agreed + prior)
+            * (WRONG_KIND if kinds and not fits else 1.0)
+            * (OTHER_EDITION if away else 1.0)
         )
-        out.append(Candidate(p_index, position, sentence, score if topical else 0.0, topical))
+        shown = _surfaces(sentence, kinds, question)  # with the snippet's date: copies differ there too
+        out.append(Candidate(p_index, position, sentence, score if topical else 0.0, topical, shown))
     return out
+
+
+def _surfaces(sentence: str, kinds: set[str], question: str) -> dict[str, str]:
+    """The facts of the asked kinds the sentence states: normalised key -> as written."""
+    shown: dict[str, str] = {}
+    for kind in kinds & FACT_KINDS:
+        shown.update({key: surface for key, (_, surface) in stated_facts(sentence, kind, question).items()})
+    return shown
 
 
 def _stated(sentence: str, kinds: set[str], question: str) -> dict[str, float]:
@@ -167,40 +198,6 @@ def _stated(sentence: str, kinds: set[str], question: str) -> dict[str, float]:
     for kind in kinds & FACT_KINDS:
         said.update(facts(sentence, kind, question))
     return said
-
-
-def agreement(
-    rows: list[tuple[int, int, str]], stated: list[dict[str, float]], scored: list[tuple[float, float]]
-) -> list[float]:
-    """How many passages back the best fact each sentence states, as a share of the best-backed fact.
-
-    A fact counts once per passage, with the best match of the passage's sentences stating it (so a
-    passage on the question counts more than one that mentions the fact in passing); planted or stale
-    snippets that state a different value are outvoted when more passages agree on another."""
-    backing: dict[str, dict[int, float]] = {}
-    floor = AGREE_FLOOR * max((match for match, topical in scored if topical), default=0.0)
-    for (p_index, _, _), said, (match, topical) in zip(rows, stated, scored, strict=True):
-        if not topical or match < floor:
-            continue  # only sentences close to the best one vote: not every mention of the topic
-        for key, precision in said.items():
-            per_passage = backing.setdefault(key, {})
-            per_passage[p_index] = max(per_passage.get(p_index, 0.0), match * precision)
-    # a date agrees with the dates it does not contradict: "2020" backs "May 29, 2020"; a fact's own
-    # precision then ranks the full date above the bare year
-    merged: dict[str, dict[int, float]] = {}
-    for key in backing:
-        together: dict[int, float] = {}
-        for other, per_passage in backing.items():
-            if other == key or (_IS_DATE.fullmatch(key) and compatible(key, other)):
-                for p_index, value in per_passage.items():
-                    together[p_index] = max(together.get(p_index, 0.0), value)
-        merged[key] = together
-    # agreement needs two passages: a fact only one passage states gets no more than its match
-    support = {key: sum(per.values()) for key, per in merged.items() if len(per) >= MIN_AGREEING}
-    best = max(support.values(), default=0.0)
-    if not best:
-        return [0.0] * len(rows)
-    return [max((support.get(k, 0.0) * w for k, w in said.items()), default=0.0) / best for said in stated]
 
 
 def _duplicate(sentence: str, chosen: list[Candidate]) -> bool:
@@ -244,8 +241,8 @@ def choose(question: str, passages: list[Passage], meaning: Meaning | None) -> l
     for item in pool:
         if len(chosen) >= MAX_SENTENCES:
             break
-        if _duplicate(item.sentence, chosen):
-            continue
+        if _duplicate(item.sentence, chosen) or any(twins(item.sentence, c.sentence) for c in chosen):
+            continue  # a near copy adds nothing; if it states another fact, the answer names it (rivals)
         if chosen:
             length = sum(len(c.sentence) for c in chosen) + len(item.sentence)
             if item.score < CLOSE_TO_BEST * pool[0].score or length > LENGTH_BUDGET[language]:
@@ -275,6 +272,35 @@ def _cite(items: list[Candidate], passages: list[Passage]) -> str:
     return text
 
 
+def _rivals_note(
+    language: str, picked: list[Candidate], pool: list[Candidate], passages: list[Passage]
+) -> str:
+    """Where near copies in the evidence state another value of a fact the answer gives, name it, cited:
+    "另有资料作“大阪”[2]。" / 'Another source says "London" [2].' (at most ``MAX_RIVALS``)."""
+    rivals = rival_map([(c.passage_index, c.sentence, c.facts) for c in pool if c.score > 0 and c.facts])
+    said = " ".join(c.sentence for c in picked)
+    found = [pair for item in picked for key in item.facts for pair in rivals.get(key, [])]
+    # near copies of an answer sentence that differ in one short stretch of words, whatever the kind
+    found += [
+        (other.passage_index, differing_words(item.sentence, other.sentence))
+        for item in picked
+        for other in pool
+        if other.score > 0
+        and other.passage_index != item.passage_index
+        and twins(item.sentence, other.sentence)
+    ]
+    found = [(p_index, surface) for p_index, surface in found if surface]
+    named: dict[str, int] = {}
+    for p_index, surface in sorted(found, key=lambda pair: -len(pair[1])):  # 克里斯托弗·诺兰, not 诺兰
+        if len(named) < MAX_RIVALS and surface not in said and not any(surface in s for s in named):
+            named[surface] = passages[p_index].number
+    if not named:
+        return ""
+    if language == "zh":
+        return "另有资料作" + "、".join(f"“{s}”[{n}]" for s, n in named.items()) + "。"
+    return " Another source says " + ", ".join(f'"{s}" [{n}]' for s, n in named.items()) + "."
+
+
 def _source_note(question_language: str, items: list[Candidate]) -> str:
     """A lead naming the source language when the answer quotes passages in the other language."""
     other = [c for c in items if detect_language(c.sentence) != question_language]
@@ -302,10 +328,15 @@ def extractive_answer(
     terms = key_terms(question)
     covered = sum(1 for t in terms if t in evidence_terms) / len(terms) if terms else 1.0
     # on the question at all: any sentence of the evidence (vectors are cached), not only the chosen ones
-    best_match = max((c.match for c in candidates(question, passages, meaning)), default=0.0)
+    pool = candidates(question, passages, meaning)
+    best_match = max((c.match for c in pool), default=0.0)
     on_topic = covered >= threshold or best_match >= 0.5
     if picked and on_topic:
-        return DraftAnswer(answer=_source_note(language, picked) + _cite(picked, passages))
+        note = _rivals_note(language, picked, pool, passages)
+        while len(picked) > 1 and sum(len(c.sentence) for c in picked) + len(note) > LENGTH_BUDGET[language]:
+            picked = picked[:-1]  # the note on another version counts toward the length budget
+            note = _rivals_note(language, picked, pool, passages)
+        return DraftAnswer(answer=_source_note(language, picked) + _cite(picked, passages) + note)
     missing = missing_words(question, evidence_terms) if covered < threshold else []
     closest = _cite(picked[:1], passages) if picked else ""
     if language == "zh":

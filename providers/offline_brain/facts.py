@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import zhconv
+
 from core.text import contains_cjk
 from core.tokenize import EN_STOPWORDS
 from providers.offline_brain.words import pos_tags
@@ -78,7 +80,8 @@ _CAPITALISED = re.compile(
     r"(?:[A-Z]\.|[A-Z][\w'’&-]*)(?:\s+(?:(?:van|von|de|der|den|da|di|du|del|la|le|bin|al|of|the|and)\s+)*"
     r"(?:[A-Z]\.|[A-Z][\w'’&-]*))*"
 )
-_ZH_NAME_FLAGS = ("nr", "nt", "nz")
+# people, organisations, other proper nouns, and places: a club or firm often bears its city's name (利物浦)
+_ZH_NAME_FLAGS = ("nr", "nt", "nz", "ns")
 _ZH_PLACE_FLAGS = ("ns",)
 _TITLE = re.compile(r"《([^》]{1,40})》")
 _NAME_DOTS = ("·", "•", "・")  # 罗伯特·唐尼, J·K·罗琳: a transliterated name's parts
@@ -129,23 +132,105 @@ def has_kind(sentence: str, kind: str) -> bool:
 def facts(sentence: str, kind: str, question: str) -> dict[str, float]:
     """Facts of ``kind`` the sentence states and the question does not: normalised key -> weight
     (a date's precision; 1.0 otherwise)."""
+    return {key: weight for key, (weight, _) in stated_facts(sentence, kind, question).items()}
+
+
+def stated_facts(sentence: str, kind: str, question: str) -> dict[str, tuple[float, str]]:
+    """Like :func:`facts`, with each fact as written in the sentence: key -> (weight, surface)."""
     if kind == "date":
         found = _dates(sentence)
         stated = set(_dates(question))
     elif kind == "number":
-        found = {key: 1.0 for key in _numbers(sentence)}
+        found = _numbers(sentence)
         stated = set(_numbers(question)) | set(_dates(question))
     elif kind in ("name", "place"):
-        found = {key: 1.0 for key in _names(sentence, kind)}
         asked = _question_words(question)
-        return {k: w for k, w in found.items() if not set(k.split()) <= asked and k not in asked}
+        found = _split_at(_names(sentence, kind), asked)
+        said = re.sub(r"\s+", "", question.lower())
+        return {
+            k: v
+            for k, v in found.items()
+            if not set(k.split()) <= asked and k not in asked and re.sub(r"\s+", "", k) not in said
+        }
     else:
         return {}
-    return {k: w for k, w in found.items() if k not in stated}
+    return {k: v for k, v in found.items() if k not in stated}
 
 
-def _dates(text: str) -> dict[str, float]:
-    found: dict[str, float] = {}
+_ORDINAL_WORDS = [
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "eleventh",
+    "twelfth",
+    "thirteenth",
+    "fourteenth",
+    "fifteenth",
+    "sixteenth",
+    "seventeenth",
+    "eighteenth",
+    "nineteenth",
+    "twentieth",
+]
+_EDITION = {
+    "year": re.compile(rf"(?<!\d)({_YEAR})(?!\d)"),
+    "ordinal": re.compile(
+        rf"\b(\d{{1,3}})(?:st|nd|rd|th)\b|\b({'|'.join(_ORDINAL_WORDS)})\b"
+        r"|\b(?:season|series|edition)\s+(\d{1,3})\b|第\s*([0-9一二三四五六七八九十百两]{1,5})\s*[届次季部期任代]",
+        re.IGNORECASE,
+    ),
+}
+_ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"两": 2, "〇": 0}
+
+
+def _zh_number(text: str) -> int | None:
+    """1-999 written in Arabic or Chinese numerals (六, 十一, 二十三, 一百零五); None for others."""
+    if text.isdigit():
+        return int(text)
+    total, digit = 0, 0
+    for char in text:
+        if char in _ZH_DIGITS:
+            digit = _ZH_DIGITS[char]
+        elif char in "十百":
+            total += (digit or 1) * (10 if char == "十" else 100)
+            digit = 0
+        else:
+            return None
+    return total + digit
+
+
+def editions(text: str) -> dict[str, set[int]]:
+    """The years and ordinals that pin down which occurrence of a recurring event the text is about:
+    "2019年亚洲杯", "the 92nd Academy Awards", "第六届立法会", "Season 11"."""
+    out: dict[str, set[int]] = {}
+    for kind, pattern in _EDITION.items():
+        for m in pattern.finditer(text):
+            value = next(g for g in m.groups() if g)
+            if value.lower() in _ORDINAL_WORDS:
+                number: int | None = _ORDINAL_WORDS.index(value.lower()) + 1
+            else:
+                number = _zh_number(value)
+            if number is not None:
+                out.setdefault(kind, set()).add(number)
+    return out
+
+
+def other_edition(sentence: str, question: str) -> bool:
+    """The sentence is about another occurrence than the one asked about: the question names a year
+    (or an ordinal) and the sentence names years (ordinals), none of them the question's."""
+    asked, said = editions(question), editions(sentence)
+    return any(said.get(kind) and not values & said[kind] for kind, values in asked.items())
+
+
+def _dates(text: str) -> dict[str, tuple[float, str]]:
+    found: dict[str, tuple[float, str]] = {}
     taken: list[tuple[int, int]] = []
     for pattern in _EN_DATES:
         for m in pattern.finditer(text):
@@ -157,33 +242,35 @@ def _dates(text: str) -> dict[str, float]:
                 str(_MONTHS.index(parts["m"][:3].lower()) + 1) if parts.get("m") else None
             )
             day = re.sub(r"\D", "", parts.get("d") or "") or None
-            _add_date(found, parts["y"], month, day)
+            _add_date(found, parts["y"], month, day, m.group(0))
     for m in _ZH_DATE.finditer(text):
         if m.group(0).strip() and (m.group("y") or m.group("mm")):
             if any(a <= m.start() < b for a, b in taken):
                 continue
-            _add_date(found, m.group("y"), m.group("mm"), m.group("d"))
+            _add_date(found, m.group("y"), m.group("mm"), m.group("d"), m.group(0).strip())
     return found
 
 
-def _add_date(found: dict[str, float], year: str | None, month: str | None, day: str | None) -> None:
+def _add_date(
+    found: dict[str, tuple[float, str]], year: str | None, month: str | None, day: str | None, surface: str
+) -> None:
     key = year or "?"
     key += f"-{int(month)}" if month else ""
     key += f"-{int(day)}" if day and month else ""
     precision = sum(1 for part in (year, month, day and month) if part)
-    if precision:
-        found[key] = max(found.get(key, 0.0), _PRECISION[precision])
+    if precision and key not in found:
+        found[key] = (_PRECISION[precision], surface)
 
 
-def _numbers(text: str) -> list[str]:
-    out = []
+def _numbers(text: str) -> dict[str, tuple[float, str]]:
+    out: dict[str, tuple[float, str]] = {}
     for m in _NUMBER.finditer(text):
         value = m.group("n").replace(",", "").replace("，", "")
         unit = (m.group("u") or "").lower().replace("％", "%").replace("percent", "%")
         if re.fullmatch(_YEAR, value) and not unit:
             continue  # a bare year is a date, not an amount
-        out.append(value + unit)
-    return list(dict.fromkeys(out))
+        out.setdefault(value + unit, (1.0, m.group(0).strip()))
+    return out
 
 
 @lru_cache(maxsize=4096)
@@ -194,7 +281,7 @@ def _question_words(question: str) -> frozenset[str]:
     return frozenset(words)
 
 
-def _names(sentence: str, kind: str) -> list[str]:
+def _names(sentence: str, kind: str) -> dict[str, tuple[float, str]]:
     out = [t for t in _TITLE.findall(sentence)] if kind == "name" else []
     for m in _CAPITALISED.finditer(sentence):
         words = m.group(0).split()
@@ -203,10 +290,11 @@ def _names(sentence: str, kind: str) -> list[str]:
         while words and words[-1].lower() in ("of", "the", "and"):
             words = words[:-1]
         if words and not (len(words) == 1 and len(words[0]) < 2):
-            out.append(" ".join(words).rstrip(".").lower())
+            out.append(" ".join(words).rstrip("."))
     if contains_cjk(sentence):
         flags = _ZH_NAME_FLAGS if kind == "name" else _ZH_PLACE_FLAGS
-        tagged = pos_tags(sentence)
+        # tagged as simplified text: jieba's dictionary is simplified, and 葉偉民 and 叶伟民 are one name
+        tagged = pos_tags(zhconv.convert(sentence, "zh-cn"))
         if kind == "name":
             out += _dotted_names([word for word, _ in tagged])
         for i, (word, flag) in enumerate(tagged):
@@ -218,7 +306,25 @@ def _names(sentence: str, kind: str) -> list[str]:
                     word += following
             if len(word) >= 2:
                 out.append(word)
-    return list(dict.fromkeys(out))
+    return {name.lower(): (1.0, name) for name in reversed(out)}  # the first surface of each key wins
+
+
+def _split_at(found: dict[str, tuple[float, str]], asked: frozenset[str]) -> dict[str, tuple[float, str]]:
+    """Capitalised runs cut at the words the question states: "New Vanguard CEO Tim Buckley" asked
+    "Who is the new CEO of Vanguard?" names Tim Buckley."""
+    out: dict[str, tuple[float, str]] = {}
+    for weight, surface in found.values():
+        runs: list[list[str]] = [[]]
+        for word in surface.split():
+            if re.sub(r"['’]s$", "", word.lower()).strip(".,:;") in asked:
+                runs.append([])
+            else:
+                runs[-1].append(word)
+        for run in runs:
+            name = " ".join(run)
+            if len(name) >= 2:
+                out.setdefault(name.lower(), (weight, name))
+    return out
 
 
 def _dotted_names(words: list[str]) -> list[str]:
