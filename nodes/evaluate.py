@@ -30,8 +30,14 @@ def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     chunks = (state.get("reranked") or [])[: context.settings.top_k]
     evaluation = context.brain.judge(question, analysis, chunks, list(state.get("queries_tried") or []))
     attempt = int(state.get("attempt") or 0)
-    targets = hop_targets(context, question, chunks, evaluation) if policy.second_hop and not attempt else []
-    hop = evidence_hop_reason(policy, analysis, evaluation, attempt=attempt, targets=targets)
+    targets, through, asked = (
+        hop_targets(context, question, chunks, evaluation)
+        if policy.second_hop and not attempt
+        else ([], [], [])
+    )
+    hop = evidence_hop_reason(
+        policy, analysis, evaluation, attempt=attempt, targets=targets, through=through, asked=asked
+    )
     evaluation = settle_action(evaluation, analysis, hop=bool(hop))
     before = list(state.get("relevant_ids") or [])
     now_relevant = evaluation.relevant_ids()
@@ -72,11 +78,28 @@ def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
 
 def hop_targets(
     context: AgentContext, question: str, chunks: list[ScoredChunk], evaluation: RetrievalEvaluation
-) -> list[str]:
-    """Documents of the corpus the best passages name and the search did not find (looked up only
-    when the judge saw something to follow)."""
-    if not (evaluation.pointers or evaluation.suggested_action == "multi_hop"):
-        return []
-    on_topic = [c for c in chunks if c.id in set(evaluation.relevant_ids())] or chunks
-    named = context.retrievers.multi_hop.linked(question, on_topic)
-    return unseen_documents(named, chunks)[: context.retrievers.multi_hop.max_bridges]
+) -> tuple[list[str], list[str], list[str]]:
+    """Documents of the corpus to hop to, the titles that led there when those are documents the
+    question names, and the documents the question names that the search did not find.
+
+    Links are followed from every on-topic passage when the judge saw something missing
+    (``pointers``); otherwise only from the best on-topic passages that belong to a document the
+    question names ("the singer of <album>": the album's passage names the singer's document, whose
+    passage shares few words with the question and ranks low). A document the question names
+    outright and the search missed comes first."""
+    hops = context.retrievers.multi_hop
+    asked = unseen_documents(hops.named_in(question), chunks)
+    relevant = set(evaluation.relevant_ids())
+    on_topic = [c for c in chunks if c.id in relevant] or chunks
+    named_by_question = [c for c in on_topic[: hops.bridge_docs] if hops.about_named(question, c)]
+    follow_all = bool(evaluation.pointers) or evaluation.suggested_action == "multi_hop"
+    # passages about what the question names lead first: their links are the question's own
+    sources = (
+        named_by_question + [c for c in on_topic if c not in named_by_question]
+        if follow_all
+        else named_by_question
+    )
+    linked = unseen_documents(hops.linked(question, sources), chunks) if sources else []
+    targets = list(dict.fromkeys(asked + linked))[: hops.max_bridges]
+    through = list(dict.fromkeys(c.chunk.title for c in named_by_question)) if linked else []
+    return targets, through, asked

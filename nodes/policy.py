@@ -116,22 +116,31 @@ def evidence_hop_reason(
     *,
     attempt: int,
     targets: list[str],
+    through: list[str] | None = None,
+    asked: list[str] | None = None,
 ) -> str:
     """Why the agent looks one hop further before answering, or "" when it should not.
 
-    Once, after the first search of a question without parts, when the judge found words of the
-    question missing while the best passages name something the question does not (``pointers``; an
-    LLM judge says ``multi_hop``), and only through ``targets``: documents of the corpus those passages
-    name and the search did not find. A single-hop question whose passages name nothing new, or only
-    names the corpus has no document for, is answered from its one search.
+    Once, after the first search of a question without parts, only through ``targets``: documents of
+    the corpus the best passages name and the search did not find; and only when the evidence points
+    there: the judge found words of the question missing while those passages name something the
+    question does not (``pointers``; an LLM judge says ``multi_hop``), or the passages naming the
+    targets belong to documents the question itself names (``through``: the question reaches the
+    target through them, a link its own words cannot make), or the question names a document
+    outright that the search did not find (``asked``). A single-hop question whose passages name
+    nothing new, or only names the corpus has no document for, is answered from its one search.
     """
     if not policy.second_hop or attempt > 0 or (analysis is not None and analysis.sub_queries):
         return ""
     asked_for = evaluation.pointers or (
         evaluation.suggested_action == "multi_hop" and not evaluation.is_sufficient
     )
-    if not asked_for or not targets:
+    if not targets or not (asked_for or through or asked):
         return ""
+    if asked:
+        return f"one hop further: the question names {', '.join(asked[:3])}, not retrieved yet"
+    if through and not asked_for:
+        return f"one hop further: {', '.join(through[:2])} (named in the question) names {', '.join(targets[:3])}"
     return f"one hop further: the best passages name {', '.join(targets[:3])}, not retrieved yet"
 
 
