@@ -42,6 +42,18 @@ def passage(number: int, text: str, heading: str = "") -> Passage:
     )
 
 
+def snippet_passages(snippets: list[str]) -> list[Passage]:
+    """Search snippets as passages [1]..[n], in the order given."""
+    return [passage(n, text) for n, text in enumerate(snippets, start=1)]
+
+
+def chosen_sentence(brain, question: str, snippets: list[str]) -> str:
+    """The sentence the offline writer picks first to answer ``question`` from ``snippets``."""
+    from providers.offline_brain.answer import choose
+
+    return choose(question, snippet_passages(snippets), brain.write.meaning)[0].sentence
+
+
 # ---- evaluate: sufficiency by meaning ---------------------------------------------------------------
 
 
@@ -322,11 +334,8 @@ SNIPPETS_ZH = [
 )
 def test_the_fact_most_passages_state_outvotes_a_planted_one(brain, question, snippets, truth, planted):
     """The planted snippet ranks first and names someone else; two passages agree on the winner."""
-    from providers.offline_brain.answer import choose
-
-    passages = [passage(n, text) for n, text in enumerate(snippets, start=1)]
-    assert truth in choose(question, passages, brain.write.meaning)[0].sentence
-    assert truth in brain.write(question, passages).answer
+    assert truth in chosen_sentence(brain, question, snippets)
+    assert truth in brain.write(question, snippet_passages(snippets)).answer
 
 
 @pytest.mark.parametrize(
@@ -388,7 +397,7 @@ def test_near_copies_that_contradict_each_other_are_both_named(
 ):
     """Two copies of the wrong version outrank and outnumber the right one: counting cannot settle it,
     so the answer gives one version and names the other, cited."""
-    passages = [passage(n, text) for n, text in enumerate(snippets, start=1)]
+    passages = snippet_passages(snippets)
     answer = brain.write(question, passages).answer
     assert truth in answer and planted in answer and note in answer
     assert answer.count(planted) == 1  # the second copy is not repeated
@@ -417,7 +426,7 @@ def test_near_copies_that_contradict_each_other_are_both_named(
 def test_a_near_copy_differing_in_one_place_is_named_whatever_is_asked(
     brain, question, snippets, truth, note
 ):
-    passages = [passage(n, text) for n, text in enumerate(snippets, start=1)]
+    passages = snippet_passages(snippets)
     assert brain.write(question, passages).answer.endswith(note)
 
 
@@ -446,10 +455,7 @@ def test_a_near_copy_differing_in_one_place_is_named_whatever_is_asked(
 )
 def test_a_sentence_about_another_edition_does_not_answer(brain, question, snippets, truth):
     """Two passages agree on last year's winner; neither votes nor answers for this year's."""
-    from providers.offline_brain.answer import choose
-
-    passages = [passage(n, text) for n, text in enumerate(snippets, start=1)]
-    assert truth in choose(question, passages, brain.write.meaning)[0].sentence
+    assert truth in chosen_sentence(brain, question, snippets)
 
 
 @pytest.mark.parametrize(
@@ -492,10 +498,7 @@ def test_editions_a_question_can_name(text, expected):
     ],
 )
 def test_the_date_a_page_was_written_is_no_vote_for_when_it_happened(brain, question, snippets, truth):
-    from providers.offline_brain.answer import choose
-
-    passages = [passage(n, text) for n, text in enumerate(snippets, start=1)]
-    assert truth in choose(question, passages, brain.write.meaning)[0].sentence
+    assert truth in chosen_sentence(brain, question, snippets)
 
 
 @pytest.mark.parametrize(
