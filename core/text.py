@@ -12,6 +12,8 @@ from collections.abc import Callable
 from functools import lru_cache
 from types import ModuleType
 
+import zhconv
+
 # CJK ideographs (with extension A and compatibility forms), kana and hangul.
 CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 CJK_RE = re.compile(rf"[{CJK}]")
@@ -62,6 +64,12 @@ def jieba() -> ModuleType:
         module.setLogLevel(logging.WARNING)
         module.initialize()
     return module
+
+
+@lru_cache(maxsize=50_000)
+def to_simplified(text: str) -> str:
+    """Traditional Chinese characters as simplified ones (歐洲 -> 欧洲); other text unchanged."""
+    return zhconv.convert(text, "zh-cn") if text else text
 
 
 def split_sentences(text: str) -> list[str]:

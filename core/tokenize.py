@@ -16,10 +16,10 @@ from functools import lru_cache
 
 import regex
 import snowballstemmer
-import zhconv
 
 from core.text import CJK as _CJK
 from core.text import jieba as _jieba
+from core.text import to_simplified
 
 # An identifier: alphanumerics joined by - . _ / + (at least one digit or an inner separator), or a word.
 # A letter of any script except the CJK ones above (those go to jieba).
@@ -251,7 +251,7 @@ def tokenize(text: str, *, stem: bool = True, keep_stopwords: bool = False) -> l
         if kind == "cjk":
             # jieba's dictionary is simplified Chinese: traditional text (馬祖地區) is segmented
             # far better after conversion, and queries and documents are converted alike.
-            for word in _jieba().cut_for_search(_to_simplified(piece)):
+            for word in _jieba().cut_for_search(to_simplified(piece)):
                 word = word.strip()
                 if word and (keep_stopwords or word not in ZH_STOPWORDS):
                     out.append(word)
@@ -270,11 +270,6 @@ def tokenize(text: str, *, stem: bool = True, keep_stopwords: bool = False) -> l
             english = word.isascii() and not word.endswith("+")
             out.append(_stem(word) if stem and english else word)
     return out
-
-
-@lru_cache(maxsize=50_000)
-def _to_simplified(text: str) -> str:
-    return zhconv.convert(text, "zh-cn")
 
 
 def identifiers_in(text: str) -> list[str]:

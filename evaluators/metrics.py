@@ -19,9 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import zhconv
-
-from core.text import CJK, CJK_EXTENSION_B
+from core.text import CJK, CJK_EXTENSION_B, to_simplified
 
 AnswerLike = str | Sequence[str] | None
 
@@ -253,11 +251,6 @@ def token_f1(prediction: str | None, answers: Any) -> float | None:
         return None
     pred_tokens = answer_tokens(prediction)
     return max(_f1(pred_tokens, answer_tokens(gold)) for gold in golds)
-
-
-def to_simplified(text: str) -> str:
-    """Traditional Chinese characters as simplified ones (歐洲 -> 欧洲); other text unchanged."""
-    return zhconv.convert(text, "zh-cn") if text else text
 
 
 def _contains_answer(text: str, golds: Sequence[str], *, simplify: bool = False) -> bool:

@@ -16,9 +16,7 @@ import re
 from difflib import SequenceMatcher
 from functools import lru_cache
 
-import zhconv
-
-from core.text import jieba
+from core.text import jieba, to_simplified
 from providers.offline_brain.facts import compatible
 
 AGREE_FLOOR = 0.5  # a sentence votes when its match is at least this share of the best match
@@ -108,7 +106,7 @@ def differing_words(a: str, b: str) -> str:
     if len(changed) != 1 or changed[0][0] != "replace":
         return ""
     _, _, _, j1, j2 = changed[0]
-    return zhconv.convert(b, "zh-cn")[words_b[j1][1] : words_b[j2 - 1][2]]
+    return to_simplified(b)[words_b[j1][1] : words_b[j2 - 1][2]]
 
 
 def twins(a: str, b: str) -> bool:
@@ -132,7 +130,7 @@ def _changes(a: str, b: str) -> list[tuple[str, int, int, int, int]]:
 @lru_cache(maxsize=4096)
 def _words(text: str) -> tuple[tuple[str, int, int], ...]:
     """Words with their offsets in the simplified text, punctuation and spaces left out."""
-    simplified = zhconv.convert(text, "zh-cn")
+    simplified = to_simplified(text)
     return tuple(
         (w.lower(), start, end) for w, start, end in jieba().tokenize(simplified) if re.search(r"\w", w)
     )

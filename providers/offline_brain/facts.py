@@ -13,9 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-import zhconv
-
-from core.text import contains_cjk
+from core.text import contains_cjk, to_simplified
 from core.tokenize import EN_STOPWORDS
 from providers.offline_brain.words import pos_tags
 
@@ -294,7 +292,7 @@ def _names(sentence: str, kind: str) -> dict[str, tuple[float, str]]:
     if contains_cjk(sentence):
         flags = _ZH_NAME_FLAGS if kind == "name" else _ZH_PLACE_FLAGS
         # tagged as simplified text: jieba's dictionary is simplified, and 葉偉民 and 叶伟民 are one name
-        tagged = pos_tags(zhconv.convert(sentence, "zh-cn"))
+        tagged = pos_tags(to_simplified(sentence))
         if kind == "name":
             out += _dotted_names([word for word, _ in tagged])
         for i, (word, flag) in enumerate(tagged):
