@@ -1,9 +1,10 @@
 """`python main.py eval DATASET [--modes ...] [--k 1,5,10] [--limit N] [--out DIR] [--reranker R]
-[--plant-counterfactuals | --no-plant-counterfactuals]`
+[--plant-counterfactuals | --no-plant-counterfactuals] [--plant-order mixed|appended]`
 
 RGB *_fact sets get their counterfactual passages planted into the corpus by default (they ship in
 ``queries_meta.jsonl``, not in the corpus), so the report can say how often wrong evidence outranks the
-true passage. A set without a corpus (FanOutQA) is refused with a pointer to the decomposition bench."""
+true passage. They are mixed into the corpus at places fixed by a hash of their ids (``--plant-order
+appended`` reproduces the old layout, where index order alone decided exact BM25 ties). A set without a corpus (FanOutQA) is refused with a pointer to the decomposition bench."""
 
 from __future__ import annotations
 
@@ -56,6 +57,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="add each query's counterfactual passages (meta 'positive_wrong', RGB *_fact) to the corpus; "
         "default: yes when the set has them",
     )
+    p.add_argument(
+        "--plant-order",
+        choices=["mixed", "appended"],
+        default="mixed",
+        help="where planted passages go: mixed into the corpus by a hash of their ids (default) or "
+        "appended after it (the old layout: exact BM25 ties then go to the true passage by position)",
+    )
     add_common(p)
     p.set_defaults(handler=run)
 
@@ -80,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(
                 f"{dataset.name} has no counterfactual passages (meta 'positive_wrong') to plant"
             )
-        dataset = plant_counterfactuals(dataset)
+        dataset = plant_counterfactuals(dataset, order=args.plant_order)
     out = args.out or Path("eval_out") / dataset.name
     runners, close = build_modes(
         dataset,

@@ -314,13 +314,43 @@ def test_plant_counterfactuals_adds_the_wrong_passages(tmp_path: Path) -> None:
     planted = plant_counterfactuals(dataset)
 
     assert planted.name == "rgb_like+counterfactual"
-    assert [doc.id for doc in planted.corpus] == ["p1", "en_fact-0::counterfactual-0"]
+    assert sorted(doc.id for doc in planted.corpus) == ["en_fact-0::counterfactual-0", "p1"]
     assert planted.queries[0].meta["counterfactual_ids"] == ["en_fact-0::counterfactual-0"]
     assert planted.queries[0].gold_ids == ["p1"]
     assert len(dataset.corpus) == 1  # the original is untouched
     assert has_counterfactuals(dataset) and not has_counterfactuals(
         planted.model_copy(update={"queries": []})
     )
+
+
+def test_planted_passages_are_mixed_into_the_corpus_not_appended(tmp_path: Path) -> None:
+    """Where a planted copy sits must carry no label: appended after the corpus, every exact BM25 tie
+    with its true passage went to the truth by index position alone."""
+    corpus = [{"id": f"p{i}", "title": "", "text": f"第{i}届运动会在城市{i}举行。"} for i in range(40)]
+    queries = [
+        {
+            "id": f"zh_fact-{i}",
+            "question": f"第{i}届运动会在哪里举行？",
+            "answer": f"城市{i}",
+            "gold_ids": [f"p{i}"],
+        }
+        for i in range(40)
+    ]
+    meta = [
+        {"id": f"zh_fact-{i}", "fakeanswer": "某地", "positive_wrong": [f"第{i}届运动会在某地{i}举行。"]}
+        for i in range(40)
+    ]
+    dataset = load_dataset(make_set(tmp_path, "rgb_like", corpus, queries, meta))
+
+    mixed = [doc.id for doc in plant_counterfactuals(dataset).corpus]
+    again = [doc.id for doc in plant_counterfactuals(dataset).corpus]
+    appended = [doc.id for doc in plant_counterfactuals(dataset, order="appended").corpus]
+
+    assert mixed == again  # fixed by the ids: the same index on every run
+    assert sorted(mixed) == sorted(appended) and len(mixed) == 80
+    assert appended[:40] == [f"p{i}" for i in range(40)]
+    copy_first = sum(mixed.index(f"zh_fact-{i}::counterfactual-0") < mixed.index(f"p{i}") for i in range(40))
+    assert 10 <= copy_first <= 30  # about half the copies come before their true passage
 
 
 def test_a_set_without_passages_is_refused_only_when_a_corpus_is_required(tmp_path: Path) -> None:
