@@ -47,6 +47,16 @@ TWO_HOP_ZH = [
 TWO_HOP_ZH_QUESTION = "以白鹭书院为主要取景地的电影是谁执导的？"
 
 
+# A conversation over the guide corpus: zh and en turns, one follow-up (它) to resolve.
+CONVERSATION = [
+    "混合检索是如何合并结果的？",
+    "那它的常数是多少？",
+    "What does error code E-4711 mean?",
+    "How does keyword search rank chunks?",
+    "HNSW 是什么？",
+]
+
+
 def graph_corpus() -> list[Chunk]:
     extra = [
         Chunk(id=cid, text=text, source=f"history/{cid}.md", title=title, heading_path=[title], language="en")

@@ -10,18 +10,12 @@ import pytest
 from graph.builder import build_graph
 from graph.run import ask
 from memory.threads import list_threads
-from tests.graph_fixtures import make_context, saver
+from tests.graph_fixtures import CONVERSATION, make_context, saver
 from tests.postgres_server import postgres_url
 
 __all__ = ["make_context", "postgres_url", "saver"]  # fixtures used by name
 
-TURNS = [
-    "混合检索是如何合并结果的？",
-    "那它的常数是多少？",
-    "What does error code E-4711 mean?",
-    "How does keyword search rank chunks?",
-    "HNSW 是什么？",
-]
+TURNS = CONVERSATION
 
 
 def count_checkpoints(saver, thread_id: str) -> int:

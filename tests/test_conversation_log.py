@@ -15,19 +15,13 @@ from graph.builder import build_graph
 from graph.run import ask
 from memory.conversation_log import LOG_TABLE, logged_turns
 from memory.threads import conversation, delete_thread, list_threads, prune_threads, show_thread
-from tests.graph_fixtures import make_context, saver
+from tests.graph_fixtures import CONVERSATION, make_context, saver
 from tests.postgres_server import postgres_url
 
 __all__ = ["make_context", "postgres_url", "saver"]  # fixtures used by name
 
 # Five questions in a cycle: after 10 and after 50 turns the last six turns are the same questions.
-CYCLE = [
-    "混合检索是如何合并结果的？",
-    "那它的常数是多少？",
-    "What does error code E-4711 mean?",
-    "How does keyword search rank chunks?",
-    "HNSW 是什么？",
-]
+CYCLE = CONVERSATION
 local_only = pytest.mark.parametrize("make_context", ["local"], indirect=True)
 
 
