@@ -10,6 +10,7 @@ import re
 import unicodedata
 
 from core.chunks import Filters, ScoredChunk
+from core.tokenize import fold_word
 from retrievers.base import Retriever
 from retrievers.fusion import reciprocal_rank_fusion
 
@@ -193,11 +194,11 @@ def _short_names(title: str) -> list[str]:
 
 
 def _key(text: str) -> str:
-    """Case- and accent-insensitive (Aschenbrödel = Aschenbrodel) for Latin titles."""
+    """Case- and accent-insensitive (Aschenbrödel = Aschenbrodel) for Latin titles, folded word by
+    word exactly as keyword search folds them (``core.tokenize.fold_word``)."""
     if _CJK_RE.search(text):
         return text.strip()
-    folded = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-    return " ".join(_WORD_RE.findall(folded)).lower()
+    return " ".join(fold_word(word) for word in _WORD_RE.findall(unicodedata.normalize("NFKC", text)))
 
 
 def fuse_hops(
