@@ -272,7 +272,8 @@ def test_a_query_is_encoded_once_and_served_as_an_equal_copy(spec: str) -> None:
     encoded = embedder.query_misses
     again = [embedder.embed_query(q) for q in (ZH[0], EN[0])]
     assert embedder.query_misses == encoded == 2
-    for one, two, fresh in zip(first, again, [make_embedder(spec).embed_query(q) for q in (ZH[0], EN[0])]):
+    fresh_vectors = [make_embedder(spec).embed_query(q) for q in (ZH[0], EN[0])]
+    for one, two, fresh in zip(first, again, fresh_vectors, strict=True):
         np.testing.assert_array_equal(one, two)
         np.testing.assert_array_equal(one, fresh)  # what a new embedder computes
     again[0][:] = 0.0  # a caller changing its copy does not change the next caller's vector
