@@ -24,7 +24,7 @@ import os
 import shutil
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -132,6 +132,7 @@ def run_pass(app, context, questions: list[str], modes: list[str]) -> dict[str, 
         wall: list[float] = []
         cpu: list[float] = []
         retrievals: list[int] = []
+        stops: Counter[str] = Counter()
         nodes: dict[str, list[float]] = defaultdict(list)
         for question in questions:
             c0 = time.process_time()
@@ -139,6 +140,7 @@ def run_pass(app, context, questions: list[str], modes: list[str]) -> dict[str, 
             cpu.append((time.process_time() - c0) * 1000)
             wall.append(result.latency_ms)
             retrievals.append(sum(1 for e in result.trace if e.node.startswith("retrieve_")))
+            stops[result.stop_reason or "-"] += 1
             for entry in result.trace:
                 nodes[entry.node].append(float(entry.ms))
         out[mode] = {
@@ -150,6 +152,7 @@ def run_pass(app, context, questions: list[str], modes: list[str]) -> dict[str, 
             "p95": percentile(wall, 95),
             "cpu_p50": percentile(cpu, 50),
             "retrievals": float(np.mean(retrievals)),
+            "stops": dict(stops.most_common()),
             "nodes": {name: (float(np.median(ms)), len(ms) / len(questions)) for name, ms in nodes.items()},
         }
         log(f"{mode}: p50 {out[mode]['p50']:.0f} ms, p95 {out[mode]['p95']:.0f} ms")
@@ -161,15 +164,16 @@ def table(label: str, results: dict[str, dict]) -> list[str]:
         f"### {label}",
         "",
         "| mode | p50 ms | p95 ms | process CPU p50 ms | first question ms (CPU) | later p50 ms (CPU) "
-        "| retrievals/q | per node: median ms (calls/q) |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
+        "| retrievals/q | per node: median ms (calls/q) | why the loop ended |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---|",
     ]
     for mode, r in results.items():
         nodes = ", ".join(f"{n} {ms:.1f} ({calls:.1f})" for n, (ms, calls) in r["nodes"].items())
+        stops = ", ".join(f"{reason} {n}" for reason, n in r.get("stops", {}).items())
         lines.append(
             f"| {mode} | {r['p50']:.0f} | {r['p95']:.0f} | {r['cpu_p50']:.0f} | {r['first']:.0f} "
             f"({r['first_cpu']:.0f}) | {r['later_p50']:.0f} ({r['later_cpu_p50']:.0f}) | {r['retrievals']:.2f} "
-            f"| {nodes} |"
+            f"| {nodes} | {stops} |"
         )
     return [*lines, ""]
 

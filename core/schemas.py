@@ -68,6 +68,11 @@ class RetrievalEvaluation(BaseModel):
         description="names the best passages mention while words of the question are missing: "
         "where one more hop could go (the policy hops only through ones the corpus has as documents)",
     )
+    matched: bool | None = Field(
+        default=None,
+        description="whether the best passages match the question by its key terms or by meaning; None "
+        "when the judge does not say (the policy then never calls the evidence off-topic)",
+    )
 
     def relevant_ids(self) -> list[str]:
         """Chunks judged relevant (at or above ``RELEVANCE_THRESHOLD``), in judgement order."""

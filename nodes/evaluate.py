@@ -12,7 +12,7 @@ from core.schemas import QueryAnalysis, RetrievalEvaluation
 from core.trace import Decision
 from nodes.common import ctx, event, policy_of, question_of
 from nodes.context import AgentContext
-from nodes.policy import evidence_hop_reason, settle_action, stop_reason, unseen_documents
+from nodes.policy import evidence_hop_reason, off_topic, settle_action, stop_reason, unseen_documents
 from nodes.state import AgentState
 
 
@@ -49,6 +49,7 @@ def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
         new_relevant=len(new),
         max_retries=context.settings.max_retries,
         hop=bool(hop),
+        unrelated=off_topic(evaluation, chunks),
     )
     if reason == "sufficient":
         decision, detail = Decision.SUFFICIENT, ""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from importlib import resources
@@ -85,8 +86,15 @@ def _intra_op_threads() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
 
+QUERY_CACHE = 256  # query vectors an embedder keeps (recently used first out)
+
+
 class _BatchedEmbedder:
-    """Shared plumbing: batching, empty input and normalisation around one ``_encode`` call."""
+    """Shared plumbing: batching, empty input and normalisation around one ``_encode`` call.
+
+    Query vectors are remembered per text: one question is embedded by the answer-cache lookup, the
+    search and the offline judge (~5 ms of CPU each on USE), and the vector is the same every time.
+    """
 
     name: str
     dim: int
@@ -95,6 +103,9 @@ class _BatchedEmbedder:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1 (got {batch_size})")
         self.batch_size = batch_size
+        self._queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._queries_lock = threading.Lock()
+        self.query_misses = 0  # queries actually encoded, for tests and benchmarks
 
     def _encode(self, texts: list[str], *, is_query: bool) -> np.ndarray:
         raise NotImplementedError
@@ -107,9 +118,23 @@ class _BatchedEmbedder:
         return normalise_rows(np.vstack(parts))
 
     def embed_query(self, text: str) -> np.ndarray:
+        """The query's unit vector; a copy, so a caller may change it without touching the cache."""
         if not isinstance(text, str):
             raise TypeError(f"embed_query expects a string, got {type(text).__name__}")
-        return normalise_rows(self._encode([text], is_query=True))[0]
+        # keyed by the vectors' name too: e5's runtime (and so its vectors) can change in a process
+        key = (str(getattr(self, "vector_name", self.name)), text)
+        with self._queries_lock:
+            vector = self._queries.get(key)
+            if vector is not None:
+                self._queries.move_to_end(key)
+                return vector.copy()
+        vector = normalise_rows(self._encode([text], is_query=True))[0]
+        with self._queries_lock:
+            self.query_misses += 1
+            self._queries[key] = vector
+            while len(self._queries) > QUERY_CACHE:
+                self._queries.popitem(last=False)
+        return vector.copy()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, dim={self.dim})"

@@ -95,6 +95,7 @@ E5_BLEND = 0.3  # measured: best mean nDCG@10 over dense, BM25 and hybrid first 
 LEXICAL_BLEND = 0.3
 
 
+E5_COSINE = "e5_cosine"  # the score key holding the e5 reranker's raw cosine (the policy reads it)
 E5_BATCH = 4  # windows per native call (~0.1 s on 2 free cores): the longest a Ctrl-C waits
 E5_DEPTH = 15  # candidates e5 rescores, the first stage's best (chosen on dev sets: docs/benchmarks.md)
 
@@ -184,7 +185,7 @@ class EmbeddingReranker:
         raw: list[float | None] = [None] * len(chunks)
         for i, value in zip(head, cosine, strict=True):
             raw[i] = float(value)
-        key = "e5_cosine" if self.name == "e5" else "embed_cosine"
+        key = E5_COSINE if self.name == "e5" else "embed_cosine"
         return apply_scores(chunks, scores, top_k, {key: raw})
 
 

@@ -262,3 +262,19 @@ class TestOpenAICompatibleEndpoint:
     def test_without_key_or_url_the_error_says_what_to_set(self) -> None:
         with pytest.raises(ValueError, match="OPENAI_API_KEY or OPENAI_BASE_URL"):
             make_embedder("openai")
+
+
+@pytest.mark.parametrize("spec", ["use-multilingual", "e5-small"])
+def test_a_query_is_encoded_once_and_served_as_an_equal_copy(spec: str) -> None:
+    """The answer-cache lookup, the search and the judge all embed the question: the model runs once."""
+    embedder = make_embedder(spec)
+    first = [embedder.embed_query(q) for q in (ZH[0], EN[0])]
+    encoded = embedder.query_misses
+    again = [embedder.embed_query(q) for q in (ZH[0], EN[0])]
+    assert embedder.query_misses == encoded == 2
+    fresh_vectors = [make_embedder(spec).embed_query(q) for q in (ZH[0], EN[0])]
+    for one, two, fresh in zip(first, again, fresh_vectors, strict=True):
+        np.testing.assert_array_equal(one, two)
+        np.testing.assert_array_equal(one, fresh)  # what a new embedder computes
+    again[0][:] = 0.0  # a caller changing its copy does not change the next caller's vector
+    np.testing.assert_array_equal(embedder.embed_query(ZH[0]), first[0])

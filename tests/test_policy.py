@@ -7,10 +7,12 @@ import pytest
 from core.chunks import Chunk, ScoredChunk
 from core.schemas import QueryAnalysis, RetrievalEvaluation
 from nodes.policy import (
+    E5_OFF_TOPIC,
     MODES,
     POLICIES,
     evidence_hop_reason,
     initial_strategy,
+    off_topic,
     policy_for,
     route_reason,
     second_hop_reason,
@@ -232,3 +234,40 @@ def test_a_failed_single_retriever_search_is_retried_as_hybrid(current):
 @pytest.mark.parametrize("text", ["price < 5 dollars", "a > b", "spouse of director"])
 def test_only_bracketed_phrases_are_bridge_templates(text):
     assert second_hop_reason(AGENTIC, QueryAnalysis(sub_queries=[text, "x"])) == ""
+
+
+def with_cosines(*cosines: float | None) -> list[ScoredChunk]:
+    """Reranked candidates as the e5 reranker leaves them (None: a candidate past its depth)."""
+    out = []
+    for i, cosine in enumerate(cosines):
+        scores = {} if cosine is None else {"e5_cosine": cosine}
+        out.append(
+            ScoredChunk(chunk=Chunk(id=f"c{i}", text=f"c{i}", source="x.md"), score=1.0, scores=scores)
+        )
+    return out
+
+
+@pytest.mark.parametrize("matched", [True, None])
+def test_evidence_is_off_topic_only_when_the_judge_and_the_reranker_agree(matched):
+    """Far by e5 alone is not enough: the judge must have found no match by terms or meaning, and a
+    judge that does not say (an LLM) never makes evidence off-topic."""
+    far = with_cosines(E5_OFF_TOPIC - 0.05, E5_OFF_TOPIC - 0.1, None)
+    assert off_topic(RetrievalEvaluation(matched=False), far)
+    assert not off_topic(RetrievalEvaluation(matched=matched), far)
+
+
+def test_one_close_candidate_or_no_e5_scores_keeps_the_retry():
+    unmatched = RetrievalEvaluation(matched=False)
+    assert not off_topic(unmatched, with_cosines(E5_OFF_TOPIC - 0.1, E5_OFF_TOPIC + 0.01))
+    assert not off_topic(unmatched, with_cosines(None, None))  # lexical reranker, or none
+    assert not off_topic(unmatched, [])  # nothing found: a rewrite may find something
+
+
+def test_off_topic_evidence_ends_the_loop_unless_a_hop_was_earned_or_it_suffices():
+    evaluation = RetrievalEvaluation(is_sufficient=False, suggested_action="rewrite", matched=False)
+    kwargs = {"policy": AGENTIC, "evaluation": evaluation, "new_relevant": 0, "max_retries": 2}
+    assert stop_reason(attempt=0, unrelated=True, **kwargs) == "off_topic"
+    assert stop_reason(attempt=0, unrelated=False, **kwargs) == ""
+    assert stop_reason(attempt=0, unrelated=True, hop=True, **kwargs) == ""  # a named document to visit
+    enough = evaluation.model_copy(update={"is_sufficient": True, "suggested_action": "answer"})
+    assert stop_reason(attempt=0, unrelated=True, **{**kwargs, "evaluation": enough}) == "sufficient"

@@ -112,6 +112,7 @@ def evaluate(
             missing_info=missing_words(question, set()) or [q for q in [question] if q.strip()],
             suggested_action=_action(analysis, chunks, False, [], low_coverage=True),
             reasoning="no chunks were retrieved",
+            matched=False,
         )
     signals = score_signal(chunks)
     chunk_terms = [_chunk_terms(c) for c in chunks]
@@ -205,6 +206,7 @@ def evaluate(
         suggested_action=action,
         reasoning=reasoning,
         pointers=pointers,
+        matched=matched,
     )
 
 
