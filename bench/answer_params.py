@@ -104,6 +104,28 @@ def collect(name: str, pick: Pick, reranker: str, folder: Path) -> list[dict]:
     return [rows[q.id] for q in wanted]
 
 
+def from_run(name: str, run: Path, pick: Pick, mode: str = "agentic") -> list[dict]:
+    """The writer's inputs for the picked queries of one set, read from a harness run's
+    ``per_query_<mode>.jsonl`` (its context: one line per passage, numbered in order) instead of asking
+    the graph again: the same passages the harness run's writer saw, so a new writer can be replayed on
+    them and "before" and "after" differ only in the writer."""
+    dataset = load_dataset(resolve_dataset_dir(name), require_corpus=False)
+    order = {q.id: (i, q.meta.get("fakeanswer")) for i, q in enumerate(dataset.queries)}
+    rows = []
+    for line in (run / f"per_query_{mode}.jsonl").read_text(encoding="utf-8").splitlines():
+        item = json.loads(line)
+        index, fake = order[item["query_id"]]
+        if not pick(index):
+            continue
+        passages = [
+            {"number": n, "chunk_id": f"{item['query_id']}-{n}", "source": "", "heading": "", "text": text}
+            for n, text in enumerate((item.get("context") or "").split("\n"), start=1)
+            if text.strip()
+        ]
+        rows.append({"question": item["question"], "answers": item["answers"], "fake": fake, "passages": passages})
+    return rows
+
+
 def score(
     rows: list[dict], meaning: Meaning, errors: bool = False
 ) -> tuple[float, float, float, float, float]:
@@ -139,13 +161,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--errors", metavar="SET", help="print this dev set's misses")
     parser.add_argument("--held-out", action="store_true", help="score the RGB halves kept out of dev")
     parser.add_argument("--sets", help="comma-separated subset of the sets")
+    parser.add_argument(
+        "--from-run",
+        action="append",
+        default=[],
+        metavar="SET=DIR",
+        help="read that set's passages from a harness run's per_query file instead of the cache (repeatable)",
+    )
+    parser.add_argument("--mode", default="agentic", help="which per_query file --from-run reads")
+    parser.add_argument("--all", action="store_true", help="every query of the --from-run sets, not a half")
     args = parser.parse_args(argv)
     args.vary = [g.split("=", 1)[0] for g in args.grid]
     args.values = [json.loads(f"[{g.split('=', 1)[1]}]") for g in args.grid]
     sets = HELD_OUT if args.held_out else DEV
     if args.sets:
         sets = {k: v for k, v in sets.items() if k in args.sets.split(",")}
-    data = {name: collect(name, pick, args.reranker, args.cache) for name, pick in sets.items()}
+    runs = dict(item.split("=", 1) for item in args.from_run)
+    data = {
+        name: from_run(name, Path(runs[name]), (lambda i: True) if args.all else pick, args.mode)
+        if name in runs
+        else collect(name, pick, args.reranker, args.cache)
+        for name, pick in sets.items()
+        if not runs or name in runs
+    }
     for name in LABELLED:
         if not args.held_out and (not args.sets or name in args.sets.split(",")):
             data[name] = labelled(name)
