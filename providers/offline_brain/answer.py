@@ -220,7 +220,10 @@ def choose(question: str, passages: list[Passage], meaning: Meaning | None) -> l
     if not pool:
         return []
     chosen: list[Candidate] = []
+    kinds = wanted(question)
     for sub in [strip_bridge(q) for q in decompose(question)][:MAX_SENTENCES]:
+        if kinds and not wanted(sub):
+            continue  # a name the question mentions ("Last of Us Part II"), not a part that asks for a fact
         best = next(
             iter(
                 sorted(
