@@ -310,13 +310,14 @@ def _name_words(words: list[str]) -> list[str]:
     a possessor ("Slovenia's Tadej Pogačar" -> Tadej Pogačar), words with digits ("No1 Ashleigh Barty")
     or a trailing "of"."""
     for i in range(len(words) - 1, -1, -1):
-        if _POSSESSIVE.search(words[i]):
+        if _POSSESSIVE.search(words[i]) or any(c.isdigit() for c in words[i]):
             words = words[i + 1 :] or [_POSSESSIVE.sub("", words[i])]
             break
 
     def dropped(word: str) -> bool:
         low = word.lower().strip(".")
-        return low in EN_STOPWORDS or low[:3] in _MONTHS or low in _WEEKDAYS or any(c.isdigit() for c in word)
+        month = re.fullmatch(_MONTH, word.strip("."), re.IGNORECASE)  # "Mar", "March"; not "Mara"
+        return low in EN_STOPWORDS or bool(month) or low in _WEEKDAYS or any(c.isdigit() for c in word)
 
     while words and dropped(words[0]):
         words = words[1:]
