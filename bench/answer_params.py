@@ -122,7 +122,9 @@ def from_run(name: str, run: Path, pick: Pick, mode: str = "agentic") -> list[di
             for n, text in enumerate((item.get("context") or "").split("\n"), start=1)
             if text.strip()
         ]
-        rows.append({"question": item["question"], "answers": item["answers"], "fake": fake, "passages": passages})
+        rows.append(
+            {"question": item["question"], "answers": item["answers"], "fake": fake, "passages": passages}
+        )
     return rows
 
 

@@ -39,8 +39,16 @@ def answer(brain, question: str, texts: list[str]) -> str:
     ("sentence", "question", "expected"),
     [
         # a page date and a clock time state no amount; the stock move does
-        ("Kestrel Q3 2029 Earnings Call Oct 23, 2029, 6:30 p.m. ET (KST 4.20%).", "What was Kestrel's revenue?", {"4.20%"}),
-        ("23, 2029 (NEWSWIRE) -- Kestrel posted revenue of $6.3 billion.", "What was Kestrel's revenue?", {"6.3billion"}),
+        (
+            "Kestrel Q3 2029 Earnings Call Oct 23, 2029, 6:30 p.m. ET (KST 4.20%).",
+            "What was Kestrel's revenue?",
+            {"4.20%"},
+        ),
+        (
+            "23, 2029 (NEWSWIRE) -- Kestrel posted revenue of $6.3 billion.",
+            "What was Kestrel's revenue?",
+            {"6.3billion"},
+        ),
         # "2028年10月" is a date: neither 1 nor 202 are read off it (the digit run is not cut)
         ("2028年10月的报告下调了2029年和2030年的增长预测。", "2029年经济增长了多少？", set()),
         ("预计2029年增长6.2%，高于2028年11月14日的预测。", "2029年经济增长了多少？", {"6.2%"}),
@@ -61,7 +69,11 @@ def test_parts_of_dates_and_clock_times_are_not_amounts(sentence, question, expe
         ("Results of the vote in each state, with Mara Kell ahead.", "Who won the vote?", {"mara kell"}),
         # the possessor and a ranking glued to the name are not part of it; a weekday is no name
         ("Slovenia's Mara Kell took the yellow jersey.", "Who won the Tour of Norland?", {"mara kell"}),
-        ("World No1 Ada Barton beat Lena Marsh on Saturday.", "Who won the Lakeside Open?", {"ada barton", "lena marsh"}),
+        (
+            "World No1 Ada Barton beat Lena Marsh on Saturday.",
+            "Who won the Lakeside Open?",
+            {"ada barton", "lena marsh"},
+        ),
         # a Chinese name holding a word of the question spells out the question's subject
         ("他指出，西川特别市第三任市长选举依法进行。", "西川第三任市长？", set()),
         ("现年52岁的贺立群当选西川特别市第三任市长。", "西川第三任市长？", {"贺立群"}),
@@ -118,7 +130,7 @@ def test_the_answer_names_who_the_evidence_says_not_the_topic(brain, question, t
 
 
 def test_a_title_inside_the_question_is_not_a_part_to_answer_alone(brain):
-    """"The Last of Them Part III" reads as a bridge hop to the question splitter; asked for a date, the
+    """The title "The Last of Them Part III" reads as a bridge hop to the question splitter; asked for a date, the
     writer does not answer the title alone (with a sentence that has no date). Chinese questions do not
     split this way (the splitter's bridge hops name a role there: "《玻璃果园》导演"), so the rule has
     no Chinese case."""

@@ -305,6 +305,8 @@ def _question_words(question: str) -> frozenset[str]:
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _POSSESSIVE = re.compile(r"['’]s$")
+
+
 def _name_words(words: list[str]) -> list[str]:
     """A capitalised run trimmed to the name it holds: without a leading article, month or weekday,
     a possessor ("Slovenia's Tadej Pogačar" -> Tadej Pogačar), words with digits ("No1 Ashleigh Barty")
