@@ -75,8 +75,8 @@ def test_parts_of_dates_and_clock_times_are_not_amounts(sentence, question, expe
             {"ada barton", "lena marsh"},
         ),
         # a Chinese name holding a word of the question spells out the question's subject
-        ("他指出，西川特别市第三任市长选举依法进行。", "西川第三任市长？", set()),
-        ("现年52岁的贺立群当选西川特别市第三任市长。", "西川第三任市长？", {"贺立群"}),
+        ("他指出，澳门特别行政区第九任行政长官选举依法进行。", "澳门第九任行政长官？", set()),
+        ("现年52岁的贺立群当选澳门特区第九任行政长官。", "澳门第九任行政长官？", {"贺立群"}),
     ],
 )
 def test_names_leave_out_first_words_possessors_and_the_questions_subject(sentence, question, expected):
@@ -115,11 +115,11 @@ def test_a_question_naming_a_role_and_nothing_else_asks_who_holds_it(question, k
             "Mara Kell",
         ),
         (
-            "西川第三任市长？",
+            "澳门第九任行政长官？",
             [
-                "他指出，西川特别市第三任市长选举依法进行，符合西川特别市组织法的规定。",
-                "一、2031年西川特别市第三任市长的选举，不实行由普选产生的办法。",
-                "现年52岁的贺立群获得412张选票，当选西川特别市第三任市长。",
+                "他指出，澳门特别行政区第九任行政长官选举依法进行，符合澳门特别行政区基本法的规定。",
+                "一、2044年澳门特别行政区第九任行政长官的选举，不实行由普选产生的办法。",
+                "现年52岁的贺立群获得412张选票，当选澳门特区第九任行政长官。",
             ],
             "贺立群",
         ),
@@ -145,3 +145,4 @@ def test_a_title_inside_the_question_is_not_a_part_to_answer_alone(brain):
         ],
     )
     assert "May 8, 2029" in text
+    assert "PS6" not in text and "Rook and Vela" not in text  # lines that only name the title: not answers
