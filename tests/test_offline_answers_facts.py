@@ -146,3 +146,53 @@ def test_a_title_inside_the_question_is_not_a_part_to_answer_alone(brain):
     )
     assert "May 8, 2029" in text
     assert "PS6" not in text and "Rook and Vela" not in text  # lines that only name the title: not answers
+
+
+@pytest.mark.parametrize(
+    ("question", "texts", "worded"),
+    [
+        # the same date with the year (the day) the best sentence leaves out
+        (
+            "天舟九号发射时间？",
+            [
+                "11月24日4时30分，天舟九号在文昌发射场发射升空，天舟九号发射时间创下同类任务最早纪录，这是我国"
+                "航天发射的又一里程碑，来自全国各地的数千名游客在海边观看了这次发射，现场响起了热烈的掌声和欢呼声。",
+                "天舟九号于2031年11月24日凌晨发射升空，随后完成交会对接。",
+            ],
+            "2031年11月24日",
+        ),
+        (
+            "When was the Kestrel X5 phone launched?",
+            [
+                "The Kestrel X5 phone was launched in April 2029 at a press event in Oslo, where the maker "
+                "showed the Kestrel X5 phone's camera, screen and battery to hundreds of reporters and fans "
+                "from across Europe and Asia.",
+                "The Kestrel X5 was launched on April 14, 2029, at $699.",
+            ],
+            "April 14, 2029",
+        ),
+        # the same date as the reader's language writes it, not a data sheet's ISO form
+        (
+            "星河X5手机什么时候上市？",
+            [
+                "《星河X5手机》上市时间：2029-04-14（中国大陆） 基本信息：星河X5手机是星河公司的第五代旗舰手机，"
+                "由星河研究院设计，星河X5手机什么时候上市一直备受关注，此前多家媒体报道称该机将配备全新的影像系统"
+                "和更大容量的电池，并支持卫星通信功能。",
+                "据悉，星河X5将于2029年4月14日在全国上市，售价3999元。",
+            ],
+            "2029年4月14日",
+        ),
+        (
+            "When did the Kestrel X5 phone go on sale?",
+            [
+                "Kestrel X5 phone on sale date: 2029-04-14 (US), maker: Kestrel Mobile, price: $699, colours: "
+                "three, sizes: two, storage: 128 GB or 256 GB, and the Kestrel X5 Pro followed a week later in "
+                "shops across Europe and Asia.",
+                "The Kestrel X5 went on sale on April 14, 2029, in the US.",
+            ],
+            "April 14, 2029",
+        ),
+    ],
+)
+def test_the_date_is_quoted_where_the_evidence_words_it_fully_for_the_reader(brain, question, texts, worded):
+    assert worded in answer(brain, question, texts)
