@@ -14,8 +14,12 @@ Dev slices (disjoint from what docs/evaluation.md reports for CMRC/DRCD, the fir
 CMRC 2018 trial queries 500-599, DRCD dev queries 1000-1099 (Chinese), HotpotQA (English answers; its
 retrieval figures are reported, its answers are not a target), and the even-numbered half of each RGB
 fact set (queries 0, 2, 4, ... of the file); and our own news-snippet set, tests/data/news_answers.jsonl
-(24 questions, zh and en, written and frozen before the rules it judges). ``--held-out`` scores the odd half of the RGB sets instead:
-the figure to report for RGB alongside the harness's whole-set run.
+(24 questions, zh and en, written and frozen before the rules it judges) and tests/data/news_titles.jsonl
+(28, frozen before the third round: headlines and lists competing with the fact, questions without a
+question word, dates written two ways). ``--held-out`` scores the odd half of the RGB sets instead:
+the figure to report for RGB alongside the harness's whole-set run. ``--from-run SET=DIR`` reads a set's
+passages from a harness run (``DIR/per_query_agentic.jsonl``; ``--mode``, ``--all`` for every query)
+instead of asking the graph again, so a writer can be replayed on exactly what the harness's writer saw.
 """
 
 from __future__ import annotations
