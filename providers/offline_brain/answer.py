@@ -26,6 +26,8 @@ from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.decompose import decompose
 from providers.offline_brain.extractive import split_sentences
 from providers.offline_brain.facts import (
+    MONTH_WORD,
+    compatible,
     facts,
     has_kind,
     other_edition,
@@ -56,6 +58,7 @@ LEAD_RE = re.compile(
 )
 NOT_A_CLAIM_RE = re.compile(r"^(?:根据现有资料无法确定|This cannot be determined from the documents)")
 
+_IS_DATE_KEY = re.compile(r"(?:\d{4}|\?)(?:-\d{1,2}){0,2}")
 _ASKS = re.compile(r"[?？]\s*(?:\[\d+\])?\s*$")
 _ASKS_FOR_CODE = re.compile(
     r"命令|代码|示例|脚本|怎么写|\bcommand\b|\bcode\b|\bsnippet\b|\bexample\b|\bsyntax\b|\bscript\b|\bcli\b",
@@ -211,6 +214,46 @@ def _next_in_passage(item: Candidate, pool: list[Candidate]) -> Candidate | None
     )
 
 
+_READER_DATE = {"zh": re.compile(r"\d\s*[年月]"), "en": re.compile(rf"(?i)\b{MONTH_WORD}")}
+
+
+def _date_precision(key: str) -> int:
+    return sum(part != "?" for part in key.split("-"))
+
+
+def _fuller_first(pool: list[Candidate], language: str) -> list[Candidate]:
+    """The best sentence's date as the evidence states it most fully and in the reader's own writing:
+    a sentence close to the best (``CLOSE_TO_BEST``) that states the same date with the year the best
+    one leaves out ("2020年11月24日" for "11月24日"), or the same date as the question's language writes
+    dates ("2017年4月14日" for "2017-04-14" in a Chinese answer) leads instead. The answer quotes its
+    source's wording, so it picks the source that words the fact for the reader."""
+    lead = pool[0]
+    dates = {k: v for k, v in lead.facts.items() if _IS_DATE_KEY.fullmatch(k)}
+    if not dates:
+        return pool
+
+    def better(key: str, surface: str) -> bool:
+        for mine, written in dates.items():
+            fuller = _date_precision(key) > _date_precision(mine) and (
+                compatible(key, mine) or (mine.startswith("?") and key.endswith(mine[1:]))
+            )
+            readable = (
+                key == mine
+                and _READER_DATE[language].search(surface)
+                and not _READER_DATE[language].search(written)
+            )
+            if fuller or readable:
+                return True
+        return False
+
+    for other in pool[1:]:
+        if other.score < CLOSE_TO_BEST * lead.score:
+            break
+        if any(better(k, v) for k, v in other.facts.items() if _IS_DATE_KEY.fullmatch(k)):
+            return [other] + [c for c in pool if c is not other]
+    return pool
+
+
 def choose(question: str, passages: list[Passage], meaning: Meaning | None) -> list[Candidate]:
     """The one to three sentences that answer; one per sub-question first for multi-part questions."""
     pool = sorted(
@@ -219,8 +262,14 @@ def choose(question: str, passages: list[Passage], meaning: Meaning | None) -> l
     )
     if not pool:
         return []
+    top = pool[0].score  # the threshold stays the best score when a fuller sentence leads
+    language = "zh" if detect_language(question) == "zh" else "en"
+    pool = _fuller_first(pool, language)
     chosen: list[Candidate] = []
+    kinds = wanted(question)
     for sub in [strip_bridge(q) for q in decompose(question)][:MAX_SENTENCES]:
+        if kinds and not wanted(sub):
+            continue  # a name the question mentions ("Last of Us Part II"), not a part that asks for a fact
         best = next(
             iter(
                 sorted(
@@ -232,7 +281,6 @@ def choose(question: str, passages: list[Passage], meaning: Meaning | None) -> l
         )
         if best and not _duplicate(best.sentence, chosen):
             chosen.append(best)
-    language = "zh" if detect_language(question) == "zh" else "en"
     if _ASKS_FOR_CODE.search(question) and pool and pool[0].sentence.rstrip().endswith((":", "：")):
         # "Rebuild the index from your documents:" introduces the command that was asked for
         follower = _next_in_passage(pool[0], candidates(question, passages, meaning))
@@ -245,7 +293,7 @@ def choose(question: str, passages: list[Passage], meaning: Meaning | None) -> l
             continue  # a near copy adds nothing; if it states another fact, the answer names it (rivals)
         if chosen:
             length = sum(len(c.sentence) for c in chosen) + len(item.sentence)
-            if item.score < CLOSE_TO_BEST * pool[0].score or length > LENGTH_BUDGET[language]:
+            if item.score < CLOSE_TO_BEST * top or length > LENGTH_BUDGET[language]:
                 continue
         chosen.append(item)
     return chosen

@@ -19,6 +19,7 @@ from providers.offline_brain.words import pos_tags
 
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 _MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sept?(?:ember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+MONTH_WORD = _MONTH  # a month as English writes it (for telling how a date is written)
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?:1[5-9]\d\d|20\d\d)"
 
@@ -54,6 +55,15 @@ _WANTS = {
         re.IGNORECASE,
     ),
 }
+# a role someone holds: a question with no other cue that names one asks who holds it
+_ROLE = re.compile(
+    r"\b(?:coach|captain|chairman|chairwoman|chief executive|ceo|mayor|governor|prime minister|president"
+    r"|premier|chancellor|host|singer|composer|producer|screenwriter|writer|director|author|founder|winner"
+    r"|champion|no\.? ?1|number one)\b"
+    r"|行政长官|特首|省长|市长|州长|总理|首相|总统|主席|主教练|教练|队长|董事长|行长|首席执行官|总经理|总裁|校长"
+    r"|主持人|编剧|制片人|主唱|歌手|演唱者|扮演者|饰演者|导演|作者|创始人|冠军|得主|主演",
+    re.IGNORECASE,
+)
 _DIGIT = re.compile(r"\d|[一二三四五六七八九十百千万亿两]")
 _DATE_MARK = re.compile(
     r"\b1\d{3}\b|\b20\d{2}\b|\d+\s*年|\d+\s*月|\d+\s*日|[一二三四五六七八九〇零十]+年|世纪"
@@ -69,7 +79,7 @@ _EN_DATES = [
 ]
 _ZH_DATE = re.compile(r"(?:(?P<y>\d{4})\s*年)?\s*(?:(?P<mm>\d{1,2})\s*月)?\s*(?:(?P<d>\d{1,2})\s*[日号])?")
 _NUMBER = re.compile(
-    r"(?<![A-Za-z0-9_.,])[$€£¥]?\s?(?P<n>\d+(?:[,，]\d{3})*(?:\.\d+)?)\s*"
+    r"(?<![A-Za-z0-9_.,])[$€£¥]?\s?(?P<n>\d+(?:[,，]\d{3})*(?:\.\d+)?)(?!\d)\s*"
     r"(?P<u>%|％|万亿|千万|百万|万|亿|千|百|(?:million|billion|trillion|thousand|percent)\b)?"
     r"(?!\s*(?:年|月|日|号))",
     re.IGNORECASE,
@@ -109,6 +119,8 @@ def wanted(question: str) -> set[str]:
 
     A date question is not also a number question ("how many years ago" aside, "哪一年" holds 几)."""
     kinds = {kind for kind, cue in _WANTS.items() if cue.search(question)}
+    if not kinds and _ROLE.search(question):
+        kinds.add("name")  # "香港第四任行政长官？", "year-end No 1 in tennis in 2019": who holds the role
     if "date" in kinds and "number" in kinds and not re.search(r"\bhow (?:many|much)\b|多少", question):
         kinds.discard("number")
     if "place" in kinds:
@@ -145,10 +157,16 @@ def stated_facts(sentence: str, kind: str, question: str) -> dict[str, tuple[flo
         asked = _question_words(question)
         found = _split_at(_names(sentence, kind), asked)
         said = re.sub(r"\s+", "", question.lower())
+        # a Chinese name holding a word of the question spells out the question's own subject
+        # (香港特别行政区 for "香港第四任行政长官？"), it does not answer it
+        subject = [w for w in asked if contains_cjk(w) and len(w) >= 2]
         return {
             k: v
             for k, v in found.items()
-            if not set(k.split()) <= asked and k not in asked and re.sub(r"\s+", "", k) not in said
+            if not set(k.split()) <= asked
+            and k not in asked
+            and re.sub(r"\s+", "", k) not in said
+            and not any(w in to_simplified(k) for w in subject)
         }
     else:
         return {}
@@ -260,9 +278,16 @@ def _add_date(
         found[key] = (_PRECISION[precision], surface)
 
 
+# parts of a date or a clock time are not amounts: "Oct 23, 2019, 6:30 p.m." states no number 23 or 6
+_NOT_AMOUNTS = [*_EN_DATES[:4], re.compile(rf"\b{_DAY},\s+{_YEAR}\b"), re.compile(r"\b\d{1,2}:\d{2}\b")]
+
+
 def _numbers(text: str) -> dict[str, tuple[float, str]]:
     out: dict[str, tuple[float, str]] = {}
+    taken = [m.span() for pattern in _NOT_AMOUNTS for m in pattern.finditer(text)]
     for m in _NUMBER.finditer(text):
+        if any(a <= m.start("n") < b for a, b in taken):
+            continue
         value = m.group("n").replace(",", "").replace("，", "")
         unit = (m.group("u") or "").lower().replace("％", "%").replace("percent", "%")
         if re.fullmatch(_YEAR, value) and not unit:
@@ -279,14 +304,40 @@ def _question_words(question: str) -> frozenset[str]:
     return frozenset(words)
 
 
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_POSSESSIVE = re.compile(r"['’]s$")
+
+
+def _name_words(words: list[str]) -> list[str]:
+    """A capitalised run trimmed to the name it holds: without a leading article, month or weekday,
+    a possessor ("Slovenia's Tadej Pogačar" -> Tadej Pogačar), words with digits ("No1 Ashleigh Barty")
+    or a trailing "of"."""
+    for i in range(len(words) - 1, -1, -1):
+        if _POSSESSIVE.search(words[i]) or any(c.isdigit() for c in words[i]):
+            words = words[i + 1 :] or [_POSSESSIVE.sub("", words[i])]
+            break
+
+    def dropped(word: str) -> bool:
+        low = word.lower().strip(".")
+        month = re.fullmatch(_MONTH, word.strip("."), re.IGNORECASE)  # "Mar", "March"; not "Mara"
+        return low in EN_STOPWORDS or bool(month) or low in _WEEKDAYS or any(c.isdigit() for c in word)
+
+    while words and dropped(words[0]):
+        words = words[1:]
+    while words and (words[-1].lower() in ("of", "the", "and") or any(c.isdigit() for c in words[-1])):
+        words = words[:-1]
+    return words
+
+
 def _names(sentence: str, kind: str) -> dict[str, tuple[float, str]]:
     out = [t for t in _TITLE.findall(sentence)] if kind == "name" else []
+    # a sentence's first word is capitalised whatever it is ("View maps ...", "Results of ..."), so
+    # alone it is not taken for a name
+    first = re.search(r"[A-Za-z]", sentence)
     for m in _CAPITALISED.finditer(sentence):
-        words = m.group(0).split()
-        while words and (words[0].lower().strip(".") in EN_STOPWORDS or words[0].lower()[:3] in _MONTHS):
-            words = words[1:]  # "The", "In", a month: not a name
-        while words and words[-1].lower() in ("of", "the", "and"):
-            words = words[:-1]
+        words = _name_words(m.group(0).split())
+        if len(words) == 1 and first and m.start() == first.start() and m.group(0).split()[0] == words[0]:
+            continue
         if words and not (len(words) == 1 and len(words[0]) < 2):
             out.append(" ".join(words).rstrip("."))
     if contains_cjk(sentence):
