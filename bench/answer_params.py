@@ -63,8 +63,11 @@ DEV: dict[str, Pick] = {
 HELD_OUT: dict[str, Pick] = {"rgb_zh_fact": lambda i: i % 2 == 1, "rgb_en_fact": lambda i: i % 2 == 1}
 # our own news-snippet sets, each frozen before the rules it judges: news_answers (issue 8 item 3, first
 # round), news_titles (third round: headlines and lists that compete with the fact, questions without a
-# question word, dates written two ways)
-LABELLED = {name: ROOT / "tests" / "data" / f"{name}.jsonl" for name in ("news_answers", "news_titles")}
+# question word, dates written two ways), news_casing (session 6: a one-word name opening a sentence,
+# beside common words that open sentences capitalised)
+LABELLED = {
+    name: ROOT / "tests" / "data" / f"{name}.jsonl" for name in ("news_answers", "news_titles", "news_casing")
+}
 
 
 def labelled(name: str = "news_answers") -> list[dict]:
