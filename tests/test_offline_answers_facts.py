@@ -196,3 +196,47 @@ def test_a_title_inside_the_question_is_not_a_part_to_answer_alone(brain):
 )
 def test_the_date_is_quoted_where_the_evidence_words_it_fully_for_the_reader(brain, question, texts, worded):
     assert worded in answer(brain, question, texts)
+
+
+# ---- where near copies disagree on the asked fact, that slot is the answer ------------------------
+
+
+@pytest.mark.parametrize(
+    "question, texts, versions",
+    [
+        (
+            "Who won the 2031 Velmar presidential election?",
+            [
+                "The 2031 Velmar presidential election was the ninth presidential election held under the"
+                " Electoral Code, on Sunday, May 4, 2031, and the winner was announced by the Central"
+                " Election Commission.",
+                "View maps and live results of the 2031 Velmar presidential election. For more information ..."
+                " Anna Kovac is sworn in as the tenth President of Velmar after the vote.",
+                "View maps and live results of the 2031 Velmar presidential election. For more information ..."
+                " Peter Hale is sworn in as the tenth President of Velmar after the vote.",
+                "The 2031 Velmar elections were held on Sunday, May 4, 2031, with a turnout of 61 percent.",
+            ],
+            ("Anna Kovac", "Peter Hale"),
+        ),
+        (
+            "2031年维尔马总统选举谁获胜？",
+            [
+                "2031年维尔马总统选举是维尔马第九次总统选举，于2031年5月4日星期日举行。",
+                "查看2031年维尔马总统选举的实时结果。更多信息…… 安娜·科瓦奇赢得选举，成为维尔马第十任总统。",
+                "查看2031年维尔马总统选举的实时结果。更多信息…… 彼得·黑尔赢得选举，成为维尔马第十任总统。",
+                "2031年维尔马大选于2031年5月4日举行，投票率为61%。",
+            ],
+            ("安娜·科瓦奇", "彼得·黑尔"),
+        ),
+    ],
+)
+def test_a_fact_near_copies_disagree_on_leads_the_answer_and_both_versions_are_given(
+    brain, question, texts, versions
+):
+    """A background sentence on the event settles nothing; the copies that disagree on who won are
+    what the question asks about, so the answer opens with one version and names the other."""
+    text = answer(brain, question, texts)
+    first = text.split("[", 1)[0]
+    assert any(v in first for v in versions), text
+    assert all(v in text for v in versions), text
+    assert "Another source says" in text or "另有资料作" in text

@@ -46,6 +46,7 @@ CLOSE_TO_BEST = 0.65  # a further sentence must score at least this share of the
 LENGTH_BUDGET = {"zh": 130, "en": 250}  # characters of answer text a further sentence may fill
 TYPE_BONUS = 0.15
 AGREE_BONUS = 0.6  # the sentence stating the fact most passages back (see agreement())
+CONTESTED_BONUS = 1.0  # a sentence whose asked-for fact a near copy elsewhere states otherwise (contested())
 FACT_KINDS = {"number", "date", "name", "place"}  # kinds whose facts can be read off a sentence
 WRONG_KIND = 0.7  # "how many" answered by a sentence without any number: score kept at this share
 MAX_RIVALS = 2  # other versions of the asked fact an answer names (see _rivals_note)
@@ -168,8 +169,9 @@ def candidates(question: str, passages: list[Passage], meaning: Meaning | None) 
     ]
     backed = backing(rows, votes, scored)
     agree = agreement(votes, backed)
-    for (p_index, position, sentence), (match, topical), said, agreed, away in zip(
-        rows, scored, stated, agree, elsewhere, strict=True
+    disputed = contested([r[0] for r in rows], bodies, votes, scored)
+    for (p_index, position, sentence), (match, topical), said, agreed, away, dispute in zip(
+        rows, scored, stated, agree, elsewhere, disputed, strict=True
     ):
         if not kinds:
             fits = 0.0
@@ -179,13 +181,35 @@ def candidates(question: str, passages: list[Passage], meaning: Meaning | None) 
         if _ASKS.search(sentence):
             match *= WRONG_KIND  # a question in the evidence restates the question, it does not answer
         score = (
-            (match + TYPE_BONUS * fits + AGREE_BONUS * agreed + prior)
+            (match + TYPE_BONUS * fits + AGREE_BONUS * agreed + CONTESTED_BONUS * dispute + prior)
             * (WRONG_KIND if kinds and not fits else 1.0)
             * (OTHER_EDITION if away else 1.0)
         )
         shown = _surfaces(sentence, kinds, question)  # with the snippet's date: copies differ there too
         out.append(Candidate(p_index, position, sentence, score if topical else 0.0, topical, shown))
     return out
+
+
+def contested(
+    passage_of: list[int], bodies: list[str], votes: list[dict[str, float]], scored: list[tuple[float, float]]
+) -> list[bool]:
+    """Per sentence: a near copy in another passage states another fact of the asked kind in its place.
+
+    Where sources that otherwise read alike disagree exactly on a fact of the kind asked ("Casey Affleck
+    wins Best Actor" / "Joaquin Phoenix wins Best Actor"), that slot is what the question asks about, so
+    both versions are scored up; the answer then states the better-backed one and names the other
+    (``_rivals_note``) instead of quoting a sentence that settles nothing. ``votes`` are the facts each
+    sentence states without its page's date (copies of one story often differ only there)."""
+    rows_with_facts = [
+        (p_index, body, {key: key for key in said})
+        for p_index, body, said, (_, topical) in zip(passage_of, bodies, votes, scored, strict=True)
+        if said and topical
+    ]
+    rivals = rival_map(rows_with_facts)
+    return [
+        bool(topical) and any(key in rivals for key in said)
+        for said, (_, topical) in zip(votes, scored, strict=True)
+    ]
 
 
 def _surfaces(sentence: str, kinds: set[str], question: str) -> dict[str, str]:
