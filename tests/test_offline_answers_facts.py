@@ -240,3 +240,59 @@ def test_a_fact_near_copies_disagree_on_leads_the_answer_and_both_versions_are_g
     assert any(v in first for v in versions), text
     assert all(v in text for v in versions), text
     assert "Another source says" in text or "另有资料作" in text
+
+
+# ---- a sentence that refers back comes with the sentence it refers to ------------------------------
+
+
+@pytest.mark.parametrize(
+    "sentence, refers",
+    [
+        ("因此，大桥于2020年封闭维修。", True),
+        ("在此背景下，各方决定重新谈判。", True),
+        ("这些规则后来成为章程的基础。", True),
+        ("他曾担任县长。", True),
+        ("大桥于2020年封闭维修。", False),
+        ("As a result, the bridge was closed for repairs in 2020.", True),
+        ("Against this background, the brokers wrote their own rules.", True),
+        ("He served as mayor of Greenhill.", True),
+        ("The bridge was closed for repairs in 2020.", False),
+        ("Thesis defences are held in May.", False),
+    ],
+)
+def test_what_counts_as_a_sentence_that_refers_back(sentence, refers):
+    from providers.offline_brain.answer import refers_back
+
+    assert refers_back(sentence) is refers
+
+
+@pytest.mark.parametrize(
+    "question, texts, reason, follower",
+    [
+        (
+            "为什么大桥在2020年封闭？",
+            [
+                "2019年的检查发现大桥的主缆严重锈蚀。因此，大桥于2020年封闭维修。维修工程预计耗资两亿元。",
+                "大桥全长一千二百米，连接南北两岸。",
+            ],
+            "主缆严重锈蚀",
+            "因此",
+        ),
+        (
+            "Why was the bridge closed in 2020?",
+            [
+                "A 2019 inspection found severe rust on the bridge's main cables. As a result, the bridge was"
+                " closed for repairs in 2020. The work is expected to cost 200 million dollars.",
+                "The bridge is 1,200 metres long and links the two banks.",
+            ],
+            "severe rust",
+            "As a result",
+        ),
+    ],
+)
+def test_an_answer_that_opens_with_so_brings_the_sentence_it_follows_from(
+    brain, question, texts, reason, follower
+):
+    text = answer(brain, question, texts)
+    assert reason in text and follower in text, text
+    assert text.index(reason) < text.index(follower), text  # in the passage's order, as the reader needs it

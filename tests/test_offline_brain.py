@@ -201,9 +201,10 @@ class TestAnswer:
     def test_zh_answer_cites_the_passage_that_holds_the_sentence(self, brain: Brain) -> None:
         draft = brain.write("HNSW 的内存占用为什么高？", passages())
         assert not draft.insufficient
+        # no boilerplate lead; "它" comes with the sentence that says what it is
         assert draft.answer.startswith(
-            "它的内存占用较高，因为每个节点保存多层邻居[1]。"
-        )  # no boilerplate lead
+            "HNSW 是一种基于图的近似最近邻索引[1]。 它的内存占用较高，因为每个节点保存多层邻居[1]。"
+        )
 
     def test_insufficient_evidence_says_so_and_names_the_gap(self, brain: Brain) -> None:
         en = brain.write("Who invented the HNSW algorithm and in which year?", passages())

@@ -61,6 +61,14 @@ NOT_A_CLAIM_RE = re.compile(r"^(?:根据现有资料无法确定|This cannot be 
 
 _IS_DATE_KEY = re.compile(r"(?:\d{4}|\?)(?:-\d{1,2}){0,2}")
 _ASKS = re.compile(r"[?？]\s*(?:\[\d+\])?\s*$")
+# a sentence that opens by pointing back at the one before it ("所以…", "在此背景下…", "这些…", "As a result…",
+# "He…"): it is about what its predecessor names, and alone it leaves the reader without that
+_REFERS_BACK = re.compile(
+    r"^(?:所以|因此|因而|于是|故而|正因(?:为)?如此|在此(?:背景|基础|情况)下|在这种情况下|此后|此外|这|那些|该|此|其|他|她|它)"
+    r"|^(?:so|therefore|thus|hence|consequently|as a result|for this reason|that is why|this|these|that|those"
+    r"|it|its|he|his|she|her|they|their|(?:against|in|under|because of|after|despite) (?:this|these|that))\b",
+    re.IGNORECASE,
+)
 _ASKS_FOR_CODE = re.compile(
     r"命令|代码|示例|脚本|怎么写|\bcommand\b|\bcode\b|\bsnippet\b|\bexample\b|\bsyntax\b|\bscript\b|\bcli\b",
     re.IGNORECASE,
@@ -227,6 +235,34 @@ def _stated(sentence: str, kinds: set[str], question: str) -> dict[str, float]:
     return said
 
 
+def refers_back(sentence: str) -> bool:
+    """The sentence opens by pointing back at the one before it (所以, 在此背景下, 这些, "As a result", "He")."""
+    return bool(_REFERS_BACK.match(sentence.strip()))
+
+
+def _with_antecedents(chosen: list[Candidate], pool: list[Candidate], language: str) -> list[Candidate]:
+    """Each chosen sentence that refers back comes with the sentence before it in its passage, so the
+    reader sees what "所以" follows from or whom "He" means; the predecessor follows it in priority (the
+    note's trimming drops it first) and joins only where the answer has room left (``LENGTH_BUDGET``,
+    ``MAX_SENTENCES``): it never displaces a sentence chosen on its own merit."""
+    out, budget = list(chosen), LENGTH_BUDGET[language]
+    for item in chosen:
+        if not refers_back(item.sentence):
+            continue
+        before = next(
+            (c for c in pool if c.passage_index == item.passage_index and c.position == item.position - 1),
+            None,
+        )
+        if before is None or any(
+            c.passage_index == before.passage_index and c.position == before.position for c in out
+        ):
+            continue
+        if len(out) >= MAX_SENTENCES or sum(len(c.sentence) for c in out) + len(before.sentence) > budget:
+            continue
+        out.insert(out.index(item) + 1, before)
+    return out
+
+
 def _duplicate(sentence: str, chosen: list[Candidate]) -> bool:
     key = _fingerprint(sentence)
     return any(key in _fingerprint(c.sentence) or _fingerprint(c.sentence) in key for c in chosen)
@@ -320,7 +356,7 @@ def choose(question: str, passages: list[Passage], meaning: Meaning | None) -> l
             if item.score < CLOSE_TO_BEST * top or length > LENGTH_BUDGET[language]:
                 continue
         chosen.append(item)
-    return chosen
+    return _with_antecedents(chosen, candidates(question, passages, meaning), language)
 
 
 # ---- writing --------------------------------------------------------------------------------------
