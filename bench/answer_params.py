@@ -65,10 +65,11 @@ HELD_OUT: dict[str, Pick] = {"rgb_zh_fact": lambda i: i % 2 == 1, "rgb_en_fact":
 # round), news_titles (third round: headlines and lists that compete with the fact, questions without a
 # question word, dates written two ways), news_casing (session 6: a one-word name opening a sentence,
 # beside common words that open sentences capitalised), answer_backrefs (session 6: the answering sentence
-# refers back to the one before it: 所以 / 在此背景下 / 这些 / "As a result", "these lands")
+# refers back to the one before it: 所以 / 在此背景下 / 这些 / "As a result", "these lands"), answer_definitions
+# (session 6: "什么是X / What is X" beside sentences that repeat X without saying what it is)
 LABELLED = {
     name: ROOT / "tests" / "data" / f"{name}.jsonl"
-    for name in ("news_answers", "news_titles", "news_casing", "answer_backrefs")
+    for name in ("news_answers", "news_titles", "news_casing", "answer_backrefs", "answer_definitions")
 }
 
 
