@@ -50,7 +50,8 @@ class Embedder(Protocol):
         ...
 
     def embed_query(self, text: str) -> np.ndarray:
-        """(dim,) float32 with unit norm."""
+        """(dim,) float32 with unit norm, a fresh copy; remembered per text (the process's only query-vector
+        cache: the search, the reranker and the offline brain all ask for the same question)."""
         ...
 
 

@@ -139,8 +139,6 @@ class EmbeddingReranker:
         self.blend = blend
         self.window_tokens = window_tokens
         self.progress: Callable[[int, int], None] | None = None
-        # Retries, sub-queries and several retrievers rerank for the same query text: embed it once.
-        self._query_vector = lru_cache(maxsize=256)(self.embedder.embed_query)
         self._windows = lru_cache(maxsize=16384)(self._cut)
         self.name = "e5" if embedder.name == E5SmallEmbedder.name else f"embed:{embedder.name}"
 
@@ -174,7 +172,8 @@ class EmbeddingReranker:
         head = best_first[: self.depth] if self.depth else best_first
         texts = [self.scored_text(query, chunks[i].chunk) for i in head]
         passages = self.embedder.embed_documents(texts, progress=self.progress)
-        cosine = passages @ self._query_vector(query)
+        # retries, sub-queries and the search itself ask for this vector too: the embedder caches it
+        cosine = passages @ self.embedder.embed_query(query)
         if self.blend > 0:  # a candidate left out counts as the lowest cosine
             rescored = np.zeros(len(chunks))
             rescored[head] = minmax(cosine)

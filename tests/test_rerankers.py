@@ -11,6 +11,7 @@ import pytest
 from core.chunks import Chunk, ScoredChunk
 from providers.embedding_cache import CachedEmbedder, EmbeddingCache, text_key
 from providers.embeddings import make_embedder
+from providers.offline_brain.meaning import Meaning
 from providers.rerankers import (
     CACHE_FILE,
     RERANKER_CHOICES,
@@ -20,6 +21,7 @@ from providers.rerankers import (
     make_reranker,
     passage_text,
 )
+from tests.encoder_calls import queries_encoded
 
 
 def candidates(texts: list[str], titles: list[str] | None = None) -> list[ScoredChunk]:
@@ -450,3 +452,17 @@ def test_only_the_best_first_stage_candidates_are_rescored_and_the_rest_stay_bel
 def test_a_negative_depth_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="depth must be >= 0"):
         EmbeddingReranker(CountingE5(), depth=-1)
+
+
+def test_one_question_is_encoded_once_for_the_search_the_reranker_and_the_offline_brain() -> None:
+    """The embedder's query cache is the only one: every part asking for the question's vector shares it."""
+    embedder = make_embedder("use-multilingual")
+    encoded = queries_encoded(embedder)
+    reranker = EmbeddingReranker(embedder, window_tokens=0)
+    meaning = Meaning(embedder)
+    for _ in range(2):  # a retry, a sub-query: the same question again
+        embedder.embed_query(EN_QUERY)  # the search
+        out = reranker.rerank(EN_QUERY, candidates(EN_TEXTS))
+        sims = meaning.similarity(EN_QUERY, EN_TEXTS)
+    assert encoded == [EN_QUERY]
+    assert out[0].id == "c2" and max(sims) == sims[2]
