@@ -61,9 +61,11 @@ def apply_scores(
     scores: Sequence[float],
     top_k: int | None,
     extra: dict[str, Sequence[float | None]] | None = None,
+    fields: dict[str, Sequence[float | None]] | None = None,
 ) -> list[ScoredChunk]:
-    """Sort by ``scores`` (ties keep the first stage's order) and return updated copies; an ``extra``
-    value of None is left out."""
+    """Sort by ``scores`` (ties keep the first stage's order) and return updated copies; ``extra`` adds
+    entries to ``.scores``, ``fields`` sets ``ScoredChunk`` fields, and a value of None in either leaves
+    the chunk as it was."""
     if top_k is not None and top_k < 0:
         raise ValueError(f"top_k must be >= 0 (got {top_k})")
     order = sorted(range(len(chunks)), key=lambda i: (-float(scores[i]), -chunks[i].score))
@@ -76,15 +78,11 @@ def apply_scores(
         for key, values in (extra or {}).items():
             if values[i] is not None:
                 new_scores[key] = float(values[i])
-        out.append(
-            item.model_copy(
-                update={
-                    "score": float(scores[i]),
-                    "scores": new_scores,
-                    "ranks": {**item.ranks, "rerank": position},
-                }
-            )
-        )
+        update: dict[str, Any] = {
+            name: float(v) for name, values in (fields or {}).items() if (v := values[i]) is not None
+        }
+        update.update(score=float(scores[i]), scores=new_scores, ranks={**item.ranks, "rerank": position})
+        out.append(item.model_copy(update=update))
     return out
 
 
@@ -95,7 +93,7 @@ E5_BLEND = 0.3  # measured: best mean nDCG@10 over dense, BM25 and hybrid first 
 LEXICAL_BLEND = 0.3
 
 
-E5_COSINE = "e5_cosine"  # the score key holding the e5 reranker's raw cosine (the policy reads it)
+E5_COSINE = "e5_cosine"  # the e5 reranker's raw cosine: a ScoredChunk field, and shown among its scores
 E5_BATCH = 4  # windows per native call (~0.1 s on 2 free cores): the longest a Ctrl-C waits
 E5_DEPTH = 15  # candidates e5 rescores, the first stage's best (chosen on dev sets: docs/benchmarks.md)
 
@@ -106,7 +104,8 @@ class EmbeddingReranker:
     ``blend`` in [0, 1] is the weight of the first stage's (min-max scaled) score against the (min-max
     scaled) cosine. Pure e5 (``blend=0``) loses to BM25 alone on the Chinese sets, where BM25 is nearly
     perfect; 0.3 keeps that and still lifts dense candidates by ~0.11 nDCG@10. With ``blend=0`` the score
-    is the plain cosine, comparable across queries; the raw cosine is always in ``scores["e5_cosine"]``.
+    is the plain cosine, comparable across queries; the raw cosine is always in ``scores["e5_cosine"]``
+    (``scores["embed_cosine"]`` for another embedder) and, from e5, in the ``e5_cosine`` field.
 
     Each candidate is scored by its best window (``window_tokens`` model tokens of whole sentences, the
     one holding most query terms) instead of its full text: the model's cost grows with sequence length,
@@ -184,8 +183,9 @@ class EmbeddingReranker:
         raw: list[float | None] = [None] * len(chunks)
         for i, value in zip(head, cosine, strict=True):
             raw[i] = float(value)
-        key = E5_COSINE if self.name == "e5" else "embed_cosine"
-        return apply_scores(chunks, scores, top_k, {key: raw})
+        if self.name == "e5":
+            return apply_scores(chunks, scores, top_k, {E5_COSINE: raw}, fields={"e5_cosine": raw})
+        return apply_scores(chunks, scores, top_k, {"embed_cosine": raw})
 
 
 # --- lexical features ----------------------------------------------------------------------------

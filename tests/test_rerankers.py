@@ -96,7 +96,15 @@ class TestE5Reranker:
         reranker = EmbeddingReranker(make_embedder("e5-small"), blend=0.0)
         out = reranker.rerank(EN_QUERY, candidates(EN_TEXTS))
         assert out[0].id == "c2"
-        assert all(c.score == pytest.approx(c.scores["e5_cosine"]) for c in out)
+        assert all(c.score == pytest.approx(c.scores["e5_cosine"]) == c.e5_cosine for c in out)
+
+    def test_only_e5_sets_the_e5_cosine_field(self) -> None:
+        """The off-topic threshold is e5's: another embedder's cosine or the lexical score never fills it."""
+        use = EmbeddingReranker(make_embedder("use-multilingual"), blend=0.0)
+        other = use.rerank(EN_QUERY, candidates(EN_TEXTS))
+        assert all(c.e5_cosine is None and "embed_cosine" in c.scores for c in other)
+        lexical = LexicalReranker().rerank(EN_QUERY, candidates(EN_TEXTS))
+        assert all(c.e5_cosine is None for c in lexical)
 
     def test_full_blend_keeps_the_first_stage_order(self) -> None:
         reranker = EmbeddingReranker(make_embedder("e5-small"), blend=1.0)
@@ -443,6 +451,9 @@ def test_only_the_best_first_stage_candidates_are_rescored_and_the_rest_stay_bel
     assert {c.id for c in out[:2]} == {"c0", "c1"}
     assert [c.id for c in out[2:]] == ["c2", "c3", "c4"]
     assert all("e5_cosine" in c.scores for c in out[:2]) and not any("e5_cosine" in c.scores for c in out[2:])
+    # the typed field the off-topic stop reads: set where e5 rescored, None past its depth
+    assert all(c.e5_cosine == pytest.approx(c.scores["e5_cosine"]) for c in out[:2])
+    assert all(c.e5_cosine is None for c in out[2:])
     assert min(c.score for c in out[:2]) >= max(c.score for c in out[2:])
     assert [c.ranks["rerank"] for c in out] == [1, 2, 3, 4, 5]
     full = EmbeddingReranker(CountingE5(), window_tokens=40, blend=blend, depth=0).rerank(query, pool)
