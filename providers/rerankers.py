@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from config import E5Runtime
 from core.chunks import Chunk, ScoredChunk
 from core.tokenize import identifiers_in, tokenize
 from providers.embedding_cache import CachedEmbedder, EmbeddingCache
@@ -311,6 +312,7 @@ def make_reranker(
     blend: float | None = None,
     window_tokens: int = WINDOW_TOKENS,
     depth: int = E5_DEPTH,
+    e5_runtime: E5Runtime | None = None,
 ) -> Reranker | None:
     """Build the reranker named by ``spec`` (see ``RERANKER_CHOICES``); "none" gives None.
 
@@ -318,7 +320,8 @@ def make_reranker(
     and loads e5 otherwise (rescoring with the first stage's own model would change nothing). ``cache_dir``
     holds the passage-embedding cache file; without it the cache lives in memory for this process.
     ``blend`` overrides the first-stage weight of the "e5" and "lexical" rerankers; ``window_tokens`` is
-    the e5 window size (0: whole passages), ``depth`` how many of the best candidates e5 rescores (0: all).
+    the e5 window size (0: whole passages), ``depth`` how many of the best candidates e5 rescores (0: all),
+    ``e5_runtime`` how an e5 loaded here runs (None: the setting, read from the environment and .env).
     """
     spec = (spec or "").strip()
     if spec in ("none", ""):
@@ -327,7 +330,8 @@ def make_reranker(
         return LexicalReranker(blend=LEXICAL_BLEND if blend is None else blend)
     if spec == "e5":
         cache = EmbeddingCache(Path(cache_dir) / CACHE_FILE if cache_dir is not None else None)
-        e5 = embedder if embedder is not None and embedder.name == E5SmallEmbedder.name else E5SmallEmbedder()
+        reuse = embedder is not None and embedder.name == E5SmallEmbedder.name
+        e5 = embedder if reuse else E5SmallEmbedder(runtime=e5_runtime)
         return EmbeddingReranker(
             e5,
             cache,
