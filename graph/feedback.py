@@ -18,7 +18,7 @@ from graph.run import ask
 from memory.conversation_log import answered_turns
 from memory.feedback import FeedbackError, FeedbackRecord, FeedbackStore, Verdict
 from memory.threads import conversation
-from nodes.context import AgentContext
+from nodes.context import AgentContext, reranker_for
 from nodes.policy import MODES
 
 RERUN_MODES: tuple[str, ...] = ("naive", "keyword", "hybrid", "hybrid_rerank", "agentic")
@@ -140,21 +140,13 @@ def feedback_report(store: FeedbackStore, app: Any, context: AgentContext) -> Fe
 def with_settings(context: AgentContext, changes: dict[str, Any]) -> AgentContext:
     """A context using changed settings, reusing the opened index, embedder and brain (no proposal
     changes a brain setting)."""
-    from providers.rerankers import make_reranker
     from retrievers.factory import build_retrievers
 
     settings = context.settings.model_copy(update=changes)
     retrievers = build_retrievers(context.retrievers.index, settings, context.retrievers.embedder)
     reranker = context.reranker
     if settings.reranker != context.settings.reranker:
-        reranker = make_reranker(
-            settings.reranker,
-            embedder=retrievers.embedder,
-            cache_dir=Path(settings.index_dir) / "cache",
-            blend=settings.rerank_blend,
-            window_tokens=settings.rerank_window_tokens,
-            depth=settings.rerank_depth,
-        )
+        reranker = reranker_for(settings, retrievers.embedder)
     return AgentContext(settings=settings, retrievers=retrievers, brain=context.brain, reranker=reranker)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from config import Settings, load_settings
 from memory.answer_cache import AnswerCache
 from providers.brain import Brain, make_brain
+from providers.embeddings import Embedder
 from providers.rerankers import Reranker
 from retrievers.factory import RetrieverSet
 
@@ -30,26 +31,33 @@ class AgentContext:
 
 def build_context(settings: Settings | None = None, *, index_dir: Path | None = None) -> AgentContext:
     """Open the index and load models as the settings say."""
-    from providers.rerankers import make_reranker
     from retrievers.factory import open_retrievers
 
     settings = settings or load_settings()
     retrievers = open_retrievers(settings, index_dir)
     folder = Path(index_dir or settings.index_dir)
-    reranker = make_reranker(
-        settings.reranker,
-        embedder=retrievers.embedder,
-        cache_dir=folder / "cache",
-        blend=settings.rerank_blend,
-        window_tokens=settings.rerank_window_tokens,
-        depth=settings.rerank_depth,
-    )
     return AgentContext(
         settings=settings,
         retrievers=retrievers,
         brain=make_brain(settings, retrievers.embedder),
-        reranker=reranker,
+        reranker=reranker_for(settings, retrievers.embedder, folder),
         cache=open_answer_cache(settings, folder, generation_key(retrievers.index)),
+    )
+
+
+def reranker_for(settings: Settings, embedder: Embedder, index_dir: Path | None = None) -> Reranker | None:
+    """The reranker the settings name, over the first stage's ``embedder``, its passage-vector cache in
+    the index folder's ``cache``."""
+    from providers.rerankers import make_reranker
+
+    return make_reranker(
+        settings.reranker,
+        embedder=embedder,
+        cache_dir=Path(index_dir or settings.index_dir) / "cache",
+        blend=settings.rerank_blend,
+        window_tokens=settings.rerank_window_tokens,
+        depth=settings.rerank_depth,
+        e5_runtime=settings.e5_runtime,
     )
 
 

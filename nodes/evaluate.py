@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -30,13 +31,19 @@ def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     chunks = (state.get("reranked") or [])[: context.settings.top_k]
     evaluation = context.brain.judge(question, analysis, chunks, list(state.get("queries_tried") or []))
     attempt = int(state.get("attempt") or 0)
-    targets, through, asked = (
+    found = (
         hop_targets(context, question, chunks, evaluation)
         if policy.second_hop and not attempt
-        else ([], [], [])
+        else HopTargets()
     )
     hop = evidence_hop_reason(
-        policy, analysis, evaluation, attempt=attempt, targets=targets, through=through, asked=asked
+        policy,
+        analysis,
+        evaluation,
+        attempt=attempt,
+        targets=found.targets,
+        through=found.through,
+        asked=found.asked,
     )
     evaluation = settle_action(evaluation, analysis, hop=bool(hop))
     before = list(state.get("relevant_ids") or [])
@@ -62,7 +69,7 @@ def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
         "relevant_ids": before + new,
         "new_relevant": len(new),
         "stop_reason": reason,
-        "hop_targets": targets if hop and not reason else [],
+        "hop_targets": found.targets if hop and not reason else [],
         "trace": [
             event(
                 "evaluate",
@@ -77,9 +84,18 @@ def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     }
 
 
+@dataclass(frozen=True)
+class HopTargets:
+    """Where one hop further could go and what led there; empty: nowhere (no hop considered)."""
+
+    targets: list[str] = field(default_factory=list)  # corpus documents to search within, in order
+    through: list[str] = field(default_factory=list)  # question-named documents whose passages name them
+    asked: list[str] = field(default_factory=list)  # documents the question names that the search missed
+
+
 def hop_targets(
     context: AgentContext, question: str, chunks: list[ScoredChunk], evaluation: RetrievalEvaluation
-) -> tuple[list[str], list[str], list[str]]:
+) -> HopTargets:
     """Documents of the corpus to hop to, the titles that led there when those are documents the
     question names, and the documents the question names that the search did not find.
 
@@ -103,4 +119,4 @@ def hop_targets(
     linked = unseen_documents(hops.linked(question, sources), chunks) if sources else []
     targets = list(dict.fromkeys(asked + linked))[: hops.max_bridges]
     through = list(dict.fromkeys(c.chunk.title for c in named_by_question)) if linked else []
-    return targets, through, asked
+    return HopTargets(targets=targets, through=through, asked=asked)

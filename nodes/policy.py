@@ -11,7 +11,6 @@ from typing import Literal, get_args
 
 from core.chunks import ScoredChunk
 from core.schemas import QueryAnalysis, RetrievalEvaluation, StrategyName
-from providers.rerankers import E5_COSINE
 
 Mode = Literal["naive", "keyword", "hybrid", "hybrid_rerank", "self_query", "agentic"]
 MODES: tuple[Mode, ...] = get_args(Mode)
@@ -184,7 +183,7 @@ def off_topic(evaluation: RetrievalEvaluation, chunks: list[ScoredChunk]) -> boo
     """
     if evaluation.matched is not False:
         return False
-    cosines = [c.scores[E5_COSINE] for c in chunks if E5_COSINE in c.scores]
+    cosines = [c.e5_cosine for c in chunks if c.e5_cosine is not None]
     return bool(cosines) and max(cosines) < E5_OFF_TOPIC
 
 

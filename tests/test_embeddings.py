@@ -22,6 +22,7 @@ from providers.embeddings import (
     normalise_rows,
     use_model_path,
 )
+from tests.encoder_calls import queries_encoded
 
 # (anchor, paraphrase, unrelated) triples
 ZH = ("今天北京的天气怎么样？", "北京今天天气如何", "这家公司的季度财报显示利润下降")
@@ -115,6 +116,13 @@ class TestLocalSentenceTransformersFolder:
         query = embedder.embed_query(EN[0])
         near, far = embedder.embed_documents([EN[1], EN[2]])
         assert _cos(query, near) > _cos(query, far)
+
+    def test_a_query_asked_twice_is_encoded_once(self, folder: Path) -> None:
+        embedder = make_embedder(f"st:{folder}")
+        encoded = queries_encoded(embedder)
+        first, again = embedder.embed_query(EN[0]), embedder.embed_query(EN[0])
+        assert encoded == [EN[0]]
+        np.testing.assert_array_equal(first, again)
 
     def test_a_missing_folder_is_a_clear_error(self, tmp_path: Path) -> None:
         with pytest.raises(FileNotFoundError, match="does not exist"):
@@ -241,6 +249,12 @@ class TestOpenAICompatibleEndpoint:
         assert embeddings_server.requests[-1]["auth"] == "Bearer sk-local"
         assert embeddings_server.requests[-1]["model"] == "my-model"
 
+    def test_a_query_asked_twice_is_sent_once(self, embeddings_server: _EmbeddingsServer) -> None:
+        embedder = make_embedder("openai", openai_base_url=embeddings_server.base_url, openai_model="x")
+        first, again = embedder.embed_query("什么是 RRF"), embedder.embed_query("什么是 RRF")
+        assert [r["input"] for r in embeddings_server.requests] == [["什么是 RRF"]]
+        np.testing.assert_array_equal(first, again)
+
     def test_dimension_of_an_unknown_model_is_probed_once(self, embeddings_server: _EmbeddingsServer) -> None:
         embedder = make_embedder("openai", openai_base_url=embeddings_server.base_url, openai_model="x")
         assert embedder.dim == 8 and embedder.dim == 8
@@ -268,10 +282,10 @@ class TestOpenAICompatibleEndpoint:
 def test_a_query_is_encoded_once_and_served_as_an_equal_copy(spec: str) -> None:
     """The answer-cache lookup, the search and the judge all embed the question: the model runs once."""
     embedder = make_embedder(spec)
+    encoded = queries_encoded(embedder)
     first = [embedder.embed_query(q) for q in (ZH[0], EN[0])]
-    encoded = embedder.query_misses
     again = [embedder.embed_query(q) for q in (ZH[0], EN[0])]
-    assert embedder.query_misses == encoded == 2
+    assert encoded == [ZH[0], EN[0]] and embedder.query_misses == 2
     fresh_vectors = [make_embedder(spec).embed_query(q) for q in (ZH[0], EN[0])]
     for one, two, fresh in zip(first, again, fresh_vectors, strict=True):
         np.testing.assert_array_equal(one, two)

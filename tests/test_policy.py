@@ -238,13 +238,31 @@ def test_only_bracketed_phrases_are_bridge_templates(text):
 
 def with_cosines(*cosines: float | None) -> list[ScoredChunk]:
     """Reranked candidates as the e5 reranker leaves them (None: a candidate past its depth)."""
-    out = []
-    for i, cosine in enumerate(cosines):
-        scores = {} if cosine is None else {"e5_cosine": cosine}
-        out.append(
-            ScoredChunk(chunk=Chunk(id=f"c{i}", text=f"c{i}", source="x.md"), score=1.0, scores=scores)
-        )
-    return out
+    return [
+        ScoredChunk(chunk=Chunk(id=f"c{i}", text=f"c{i}", source="x.md"), score=1.0, e5_cosine=cosine)
+        for i, cosine in enumerate(cosines)
+    ]
+
+
+def test_the_e5_cosine_survives_a_checkpoint_and_a_checkpoint_written_before_it_loads():
+    """The field rides in the state through LangGraph's serializer; a chunk stored without it reads None."""
+    import ormsgpack
+
+    from memory.checkpointer import _serializer
+    from nodes.state import CHECKPOINT_TYPES
+
+    serde = _serializer(CHECKPOINT_TYPES)
+    [chunk] = with_cosines(0.5)
+    kind, blob = serde.dumps_typed(chunk)
+    assert serde.loads_typed((kind, blob)) == chunk and chunk.e5_cosine == 0.5
+    ext: list[tuple[int, bytes]] = []
+    ormsgpack.unpackb(blob, ext_hook=lambda tag, data: ext.append((tag, data)))
+    [(tag, data)] = ext  # as an older version wrote it: the same record without the field
+    module, name, values, method = ormsgpack.unpackb(data)
+    values.pop("e5_cosine")
+    old = ormsgpack.packb(ormsgpack.Ext(tag, ormsgpack.packb((module, name, values, method))))
+    loaded = serde.loads_typed((kind, old))
+    assert isinstance(loaded, ScoredChunk) and loaded.e5_cosine is None and loaded.id == "c0"
 
 
 @pytest.mark.parametrize("matched", [True, None])

@@ -11,6 +11,7 @@ import pytest
 from core.chunks import Chunk, ScoredChunk
 from providers.embedding_cache import CachedEmbedder, EmbeddingCache, text_key
 from providers.embeddings import make_embedder
+from providers.offline_brain.meaning import Meaning
 from providers.rerankers import (
     CACHE_FILE,
     RERANKER_CHOICES,
@@ -20,6 +21,7 @@ from providers.rerankers import (
     make_reranker,
     passage_text,
 )
+from tests.encoder_calls import queries_encoded
 
 
 def candidates(texts: list[str], titles: list[str] | None = None) -> list[ScoredChunk]:
@@ -94,7 +96,15 @@ class TestE5Reranker:
         reranker = EmbeddingReranker(make_embedder("e5-small"), blend=0.0)
         out = reranker.rerank(EN_QUERY, candidates(EN_TEXTS))
         assert out[0].id == "c2"
-        assert all(c.score == pytest.approx(c.scores["e5_cosine"]) for c in out)
+        assert all(c.score == pytest.approx(c.scores["e5_cosine"]) == c.e5_cosine for c in out)
+
+    def test_only_e5_sets_the_e5_cosine_field(self) -> None:
+        """The off-topic threshold is e5's: another embedder's cosine or the lexical score never fills it."""
+        use = EmbeddingReranker(make_embedder("use-multilingual"), blend=0.0)
+        other = use.rerank(EN_QUERY, candidates(EN_TEXTS))
+        assert all(c.e5_cosine is None and "embed_cosine" in c.scores for c in other)
+        lexical = LexicalReranker().rerank(EN_QUERY, candidates(EN_TEXTS))
+        assert all(c.e5_cosine is None for c in lexical)
 
     def test_full_blend_keeps_the_first_stage_order(self) -> None:
         reranker = EmbeddingReranker(make_embedder("e5-small"), blend=1.0)
@@ -441,6 +451,9 @@ def test_only_the_best_first_stage_candidates_are_rescored_and_the_rest_stay_bel
     assert {c.id for c in out[:2]} == {"c0", "c1"}
     assert [c.id for c in out[2:]] == ["c2", "c3", "c4"]
     assert all("e5_cosine" in c.scores for c in out[:2]) and not any("e5_cosine" in c.scores for c in out[2:])
+    # the typed field the off-topic stop reads: set where e5 rescored, None past its depth
+    assert all(c.e5_cosine == pytest.approx(c.scores["e5_cosine"]) for c in out[:2])
+    assert all(c.e5_cosine is None for c in out[2:])
     assert min(c.score for c in out[:2]) >= max(c.score for c in out[2:])
     assert [c.ranks["rerank"] for c in out] == [1, 2, 3, 4, 5]
     full = EmbeddingReranker(CountingE5(), window_tokens=40, blend=blend, depth=0).rerank(query, pool)
@@ -450,3 +463,17 @@ def test_only_the_best_first_stage_candidates_are_rescored_and_the_rest_stay_bel
 def test_a_negative_depth_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="depth must be >= 0"):
         EmbeddingReranker(CountingE5(), depth=-1)
+
+
+def test_one_question_is_encoded_once_for_the_search_the_reranker_and_the_offline_brain() -> None:
+    """The embedder's query cache is the only one: every part asking for the question's vector shares it."""
+    embedder = make_embedder("use-multilingual")
+    encoded = queries_encoded(embedder)
+    reranker = EmbeddingReranker(embedder, window_tokens=0)
+    meaning = Meaning(embedder)
+    for _ in range(2):  # a retry, a sub-query: the same question again
+        embedder.embed_query(EN_QUERY)  # the search
+        out = reranker.rerank(EN_QUERY, candidates(EN_TEXTS))
+        sims = meaning.similarity(EN_QUERY, EN_TEXTS)
+    assert encoded == [EN_QUERY]
+    assert out[0].id == "c2" and max(sims) == sims[2]

@@ -3,8 +3,8 @@
 Word overlap cannot see that "混合检索怎么合并结果？" is answered by "Hybrid search ... merges the two
 rankings with reciprocal rank fusion"; a multilingual sentence embedding can. The offline brain receives
 the runtime's embedder (the one the index was built with, handed over in the context) and asks only
-"how close is this text to that one". Vectors are cached per text, so a sentence judged, chosen and then
-verified within one question is embedded once.
+"how close is this text to that one". Passage vectors are cached per text, so a sentence judged, chosen
+and then verified within one question is embedded once; query vectors are the embedder's to cache.
 """
 
 from __future__ import annotations
@@ -22,33 +22,25 @@ class TextEmbedder(Protocol):
 
     def embed_documents(self, texts: list[str]) -> np.ndarray: ...
 
-    def embed_query(self, text: str) -> np.ndarray: ...
+    def embed_query(self, text: str) -> np.ndarray:
+        """Remembered per text by the embedder itself, so Meaning keeps no query cache of its own."""
+        ...
 
 
 class Meaning:
-    """Cosine similarity between a query and texts, with a bounded per-text vector cache."""
+    """Cosine similarity between a query and texts, with a bounded per-text (passage) vector cache."""
 
     def __init__(self, embedder: TextEmbedder, cache_size: int = 4096) -> None:
         self.embedder = embedder
         self.cache_size = cache_size
-        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._texts: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
-    def _remember(self, store: OrderedDict[str, np.ndarray], key: str, vector: np.ndarray) -> None:
-        store[key] = vector
-        store.move_to_end(key)
-        while len(store) > self.cache_size:
-            store.popitem(last=False)
-
-    def _query_vector(self, text: str) -> np.ndarray:
-        with self._lock:
-            cached = self._queries.get(text)
-        if cached is None:
-            cached = np.asarray(self.embedder.embed_query(text), dtype=np.float32)
-            with self._lock:
-                self._remember(self._queries, text, cached)
-        return cached
+    def _remember(self, text: str, vector: np.ndarray) -> None:
+        self._texts[text] = vector
+        self._texts.move_to_end(text)
+        while len(self._texts) > self.cache_size:
+            self._texts.popitem(last=False)
 
     def _text_vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of ``texts`` in order; the cache may evict while a long list is added, so the
@@ -61,12 +53,13 @@ class Meaning:
             found.update(zip(missing, vectors, strict=True))
             with self._lock:
                 for text, vector in zip(missing, vectors, strict=True):
-                    self._remember(self._texts, text, vector)
+                    self._remember(text, vector)
         return np.vstack([found[t] for t in texts]) if texts else np.zeros((0, 1), np.float32)
 
     def similarity(self, query: str, texts: Sequence[str]) -> list[float]:
         """Cosine of the query with each text (texts embedded as passages), clipped to [0, 1]."""
         if not texts:
             return []
-        sims = self._text_vectors(list(texts)) @ self._query_vector(query)
+        query_vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
+        sims = self._text_vectors(list(texts)) @ query_vector
         return [float(min(1.0, max(0.0, s))) for s in sims]
