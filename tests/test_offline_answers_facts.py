@@ -296,3 +296,71 @@ def test_an_answer_that_opens_with_so_brings_the_sentence_it_follows_from(
     text = answer(brain, question, texts)
     assert reason in text and follower in text, text
     assert text.index(reason) < text.index(follower), text  # in the passage's order, as the reader needs it
+
+
+# ---- "什么是X / What is X": the sentence that says what X is ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "question, term",
+    [
+        ("什么是梅岭协定？", "梅岭协定"),
+        ("梅岭协定是什么？", "梅岭协定"),
+        ("灯会是什么节日？", "灯会"),
+        ("What is the Maple Ridge Pact?", "Maple Ridge Pact"),
+        ("What does double booking mean?", "double booking"),
+        ("梅岭协定是哪一年签订的？", None),
+        ("Who signed the Maple Ridge Pact?", None),
+    ],
+)
+def test_a_definition_question_names_the_term_it_asks_about(question, term):
+    from providers.offline_brain.facts import defined_term
+
+    assert defined_term(question) == term
+
+
+@pytest.mark.parametrize(
+    "sentence, term, says_what",
+    [
+        ("梅岭协定（Maple Ridge Pact），是两镇于1820年订立的边界协议。", "梅岭协定", True),
+        ("三角关系，亦称三角恋，是指三个人之间的情感纠葛。", "三角关系", True),
+        ("梅岭协定的签订结束了两镇的争端。", "梅岭协定", False),
+        (
+            "The Maple Ridge Pact is a border agreement the two towns signed in 1820.",
+            "Maple Ridge Pact",
+            True,
+        ),
+        ("The Maple Ridge Pact ended the dispute between the towns.", "Maple Ridge Pact", False),
+        ("The Maple Ridge Pact is seen as the start of self-rule.", "Maple Ridge Pact", False),
+    ],
+)
+def test_the_defining_sentence_opens_with_the_term_and_a_copula(sentence, term, says_what):
+    from providers.offline_brain.facts import defines
+
+    assert defines(sentence, term) is says_what
+
+
+@pytest.mark.parametrize(
+    "question, texts, definition",
+    [
+        (
+            "什么是九节兰？",
+            [
+                "九节兰的花期在三月，九节兰的根可以入药，当地人常在春季采摘九节兰。",
+                "九节兰是生长在北部林地的一种多年生草本植物，高约四十厘米。",
+            ],
+            "生长在北部林地的一种多年生草本植物",
+        ),
+        (
+            "What is the Maple Ridge Pact?",
+            [
+                "The Maple Ridge Pact ended the dispute between the towns; the Maple Ridge Pact is seen as the"
+                " start of self-rule, and the Maple Ridge Pact original is kept in the county archive.",
+                "The Maple Ridge Pact is a border agreement the two towns signed in 1820, with twelve articles.",
+            ],
+            "a border agreement the two towns signed in 1820",
+        ),
+    ],
+)
+def test_what_is_x_is_answered_by_the_sentence_that_says_what_x_is(brain, question, texts, definition):
+    assert definition in answer(brain, question, texts)

@@ -28,6 +28,8 @@ from providers.offline_brain.extractive import split_sentences
 from providers.offline_brain.facts import (
     MONTH_WORD,
     compatible,
+    defined_term,
+    defines,
     facts,
     has_kind,
     other_edition,
@@ -46,6 +48,8 @@ CLOSE_TO_BEST = 0.65  # a further sentence must score at least this share of the
 LENGTH_BUDGET = {"zh": 130, "en": 250}  # characters of answer text a further sentence may fill
 TYPE_BONUS = 0.15
 AGREE_BONUS = 0.6  # the sentence stating the fact most passages back (see agreement())
+# "什么是X / What is X": the sentence that opens with X and says what it is (facts.defines)
+DEFINES_BONUS = 0.15
 CONTESTED_BONUS = 1.0  # a sentence whose asked-for fact a near copy elsewhere states otherwise (contested())
 FACT_KINDS = {"number", "date", "name", "place"}  # kinds whose facts can be read off a sentence
 WRONG_KIND = 0.7  # "how many" answered by a sentence without any number: score kept at this share
@@ -178,6 +182,7 @@ def candidates(question: str, passages: list[Passage], meaning: Meaning | None) 
     backed = backing(rows, votes, scored)
     agree = agreement(votes, backed)
     disputed = contested([r[0] for r in rows], bodies, votes, scored)
+    term = defined_term(question)
     for (p_index, position, sentence), (match, topical), said, agreed, away, dispute in zip(
         rows, scored, stated, agree, elsewhere, disputed, strict=True
     ):
@@ -189,7 +194,14 @@ def candidates(question: str, passages: list[Passage], meaning: Meaning | None) 
         if _ASKS.search(sentence):
             match *= WRONG_KIND  # a question in the evidence restates the question, it does not answer
         score = (
-            (match + TYPE_BONUS * fits + AGREE_BONUS * agreed + CONTESTED_BONUS * dispute + prior)
+            (
+                match
+                + TYPE_BONUS * fits
+                + AGREE_BONUS * agreed
+                + CONTESTED_BONUS * dispute
+                + DEFINES_BONUS * bool(term and defines(sentence, term))
+                + prior
+            )
             * (WRONG_KIND if kinds and not fits else 1.0)
             * (OTHER_EDITION if away else 1.0)
         )

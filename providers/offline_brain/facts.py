@@ -388,3 +388,47 @@ def _dotted_names(words: list[str]) -> list[str]:
             out.append(name)
         i = j + 1
     return out
+
+
+# "什么是X？", "X是什么？", "X指的是什么？", "What is X?", "What does X mean?": the question asks what X is
+_DEFINITION_QUESTIONS = (
+    re.compile(r"^\s*(?:请问)?什么(?:是|叫做?)\s*(?P<x>.+?)\s*[？?。]?\s*$"),
+    re.compile(
+        r"^\s*(?P<x>.+?)\s*(?:是什么|是指什么|指的是什么|是什么意思|是何物)\s*(?:[\w]{0,4})?\s*[？?。]?\s*$"
+    ),
+    re.compile(r"^\s*what\s+(?:is|are|was|were)\s+(?:an?\s+|the\s+)?(?P<x>.+?)\s*\??\s*$", re.IGNORECASE),
+    re.compile(r"^\s*what\s+does\s+(?:an?\s+|the\s+)?(?P<x>.+?)\s+mean\s*\??\s*$", re.IGNORECASE),
+)
+# what may stand between the term and its copula: "（Bluestone Accord）", "，亦称三角恋，", ", also called X,"
+_ASIDE = re.compile(
+    r"^(?:\s*[（(][^（）()]{0,80}[）)]|\s*[，,]\s*(?:亦|又|也)(?:称|作|名)[^，,。]{0,40}|"
+    r"\s*,\s*(?:also|often|sometimes)\s+(?:called|known as)\s+[^,.]{0,60},?)*\s*[，,]?\s*",
+    re.IGNORECASE,
+)
+# "X is a …", not the passive "X is seen as …" / "X was signed in …"
+_COPULA = re.compile(
+    r"^(?:是|系|指|即|为)|^(?:means|refers to)\b|^(?:is|are|was|were)\b"
+    r"(?!\s+(?:\w+ed|seen|known|held|kept|made|given|taken|built|written|fought|found|won|sold)\b)",
+    re.IGNORECASE,
+)
+
+
+def defined_term(question: str) -> str | None:
+    """The term a definition question asks about ("青石协议" for "什么是青石协议？"), or None."""
+    for pattern in _DEFINITION_QUESTIONS:
+        m = pattern.match(question)
+        if m and 1 <= len(m.group("x")) <= 60:
+            return m.group("x")
+    return None
+
+
+def defines(sentence: str, term: str) -> bool:
+    """The sentence opens with the term and goes on to say what it is ("X（…），是…", "X is a …"):
+    the defining sentence, not one that merely repeats the term."""
+    text = to_simplified(sentence.strip())
+    text = re.sub(r"^(?:the|an?)\s+", "", text, flags=re.IGNORECASE)
+    want = re.sub(r"^(?:the|an?)\s+", "", to_simplified(term.strip()), flags=re.IGNORECASE)
+    if not want or not text.lower().startswith(want.lower()):
+        return False
+    rest = _ASIDE.sub("", text[len(want) :], count=1)
+    return bool(_COPULA.match(rest))
