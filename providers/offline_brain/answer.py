@@ -7,8 +7,12 @@ Extractive on purpose (no text-writing model ships offline), so the work is choo
   with a date, "who / 谁" one with a name, "default / 默认" one with a value;
 - only prose: code lines, table rows, link definitions and heading fragments are skipped unless the
   question asks for a command or code;
+- where sources disagree: a sentence whose asked-for fact a near copy elsewhere states otherwise leads,
+  and the answer names the other version, cited (``contested``, ``_rivals_note``);
+- "什么是X / What is X" prefers the sentence that says what X is (``facts.defines``);
 - no repeats, and short: further sentences join only while they score close to the best one and the
-  answer stays readable (``LENGTH_BUDGET``).
+  answer stays readable (``LENGTH_BUDGET``); a sentence that opens by referring back ("所以…", "He…")
+  brings the sentence before it where there is room.
 When the sentences come from passages in the other language, the answer says so: it quotes them as
 written rather than pretending to translate.
 """
@@ -21,7 +25,7 @@ from dataclasses import dataclass, field
 
 from core.schemas import DraftAnswer, Passage, strip_bridge
 from core.text import contains_cjk, detect_language
-from providers.offline_brain.agreement import agreement, backing, differing_words, rival_map, twins
+from providers.offline_brain.agreement import Scored, agreement, backing, differing_words, rival_map, twins
 from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.decompose import decompose
 from providers.offline_brain.extractive import split_sentences
@@ -211,7 +215,7 @@ def candidates(question: str, passages: list[Passage], meaning: Meaning | None) 
 
 
 def contested(
-    passage_of: list[int], bodies: list[str], votes: list[dict[str, float]], scored: list[tuple[float, float]]
+    passage_of: list[int], bodies: list[str], votes: list[dict[str, float]], scored: list[Scored]
 ) -> list[bool]:
     """Per sentence: a near copy in another passage states another fact of the asked kind in its place.
 
