@@ -265,13 +265,8 @@ def _with_antecedents(chosen: list[Candidate], pool: list[Candidate], language: 
     for item in chosen:
         if not refers_back(item.sentence):
             continue
-        before = next(
-            (c for c in pool if c.passage_index == item.passage_index and c.position == item.position - 1),
-            None,
-        )
-        if before is None or any(
-            c.passage_index == before.passage_index and c.position == before.position for c in out
-        ):
+        before = _in_passage(item, pool, -1)
+        if before is None or _place(before) in {_place(c) for c in out}:
             continue
         if len(out) >= MAX_SENTENCES or sum(len(c.sentence) for c in out) + len(before.sentence) > budget:
             continue
@@ -284,10 +279,14 @@ def _duplicate(sentence: str, chosen: list[Candidate]) -> bool:
     return any(key in _fingerprint(c.sentence) or _fingerprint(c.sentence) in key for c in chosen)
 
 
-def _next_in_passage(item: Candidate, pool: list[Candidate]) -> Candidate | None:
-    return next(
-        (c for c in pool if c.passage_index == item.passage_index and c.position == item.position + 1), None
-    )
+def _place(item: Candidate) -> tuple[int, int]:
+    """Where a sentence sits (passage, position): one sentence scored for two sub-questions is one place."""
+    return item.passage_index, item.position
+
+
+def _in_passage(item: Candidate, pool: list[Candidate], offset: int) -> Candidate | None:
+    """The sentence ``offset`` places after (negative: before) ``item`` in its passage, if it is in ``pool``."""
+    return next((c for c in pool if _place(c) == (item.passage_index, item.position + offset)), None)
 
 
 _READER_DATE = {"zh": re.compile(r"\d\s*[年月]"), "en": re.compile(rf"(?i)\b{MONTH_WORD}")}
@@ -332,8 +331,9 @@ def _fuller_first(pool: list[Candidate], language: str) -> list[Candidate]:
 
 def choose(question: str, passages: list[Passage], meaning: Meaning | None) -> list[Candidate]:
     """The one to three sentences that answer; one per sub-question first for multi-part questions."""
+    everything = candidates(question, passages, meaning)
     pool = sorted(
-        (c for c in candidates(question, passages, meaning) if c.score > 0),
+        (c for c in everything if c.score > 0),
         key=lambda c: (-c.score, c.passage_index, c.position),
     )
     if not pool:
@@ -359,7 +359,7 @@ def choose(question: str, passages: list[Passage], meaning: Meaning | None) -> l
             chosen.append(best)
     if _ASKS_FOR_CODE.search(question) and pool and pool[0].sentence.rstrip().endswith((":", "：")):
         # "Rebuild the index from your documents:" introduces the command that was asked for
-        follower = _next_in_passage(pool[0], candidates(question, passages, meaning))
+        follower = _in_passage(pool[0], everything, 1)
         if follower:
             return [pool[0], follower]
     for item in pool:
@@ -372,7 +372,7 @@ def choose(question: str, passages: list[Passage], meaning: Meaning | None) -> l
             if item.score < CLOSE_TO_BEST * top or length > LENGTH_BUDGET[language]:
                 continue
         chosen.append(item)
-    return _with_antecedents(chosen, candidates(question, passages, meaning), language)
+    return _with_antecedents(chosen, everything, language)
 
 
 # ---- writing --------------------------------------------------------------------------------------
