@@ -52,7 +52,12 @@ def materialise(mirrors: Path, out: Path, manifest: Path = MANIFEST) -> int:
     """Copy every manifest page to ``out/<dest><page>``; returns the number of pages written."""
     spec = json.loads(manifest.read_text(encoding="utf-8"))
     written = 0
-    lines = ["# Where these pages come from", "", "Made by bench/docs_eval/fetch_docs.py from manifest.json.", ""]
+    lines = [
+        "# Where these pages come from",
+        "",
+        "Made by bench/docs_eval/fetch_docs.py from manifest.json.",
+        "",
+    ]
     for project in spec["projects"]:
         git_dir = mirror_dir(mirrors, project["repo"])
         for page in project["pages"]:
