@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -168,3 +169,46 @@ def test_the_summary_rates_count_each_verdict_once():
     assert summary["wrong_answer_rate"] == 0.4  # 2 of 5, both kinds
     assert summary["seconds_per_question"] == 2.0
     assert summary["by_group"]["howto/helm/zh"] == {"n": 2, "correct": 0, "refused": 1, "wrong": 1}
+
+
+# --- materialising the pages ---------------------------------------------------------------------
+
+fetch_docs = _load("fetch_docs")
+
+
+def _git(*args: str, cwd: Path) -> str:
+    import subprocess
+
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def test_pages_are_copied_byte_for_byte_from_the_pinned_commit(tmp_path):
+    work = tmp_path / "work"
+    (work / "src/guide").mkdir(parents=True)
+    (work / "src/guide/forms.md").write_text("# Forms\n\nUse `v-model`.\n", encoding="utf-8")
+    (work / "src/guide/表单.md").write_text("# 表单\n\n使用 `v-model`。\n", encoding="utf-8")
+    _git("init", "-q", cwd=work)
+    _git("add", ".", cwd=work)
+    _git("-c", "user.email=t@example.org", "-c", "user.name=t", "commit", "-qm", "pinned", cwd=work)
+    commit = _git("rev-parse", "HEAD", cwd=work)
+    (work / "src/guide/forms.md").write_text("# Forms\n\nchanged later\n", encoding="utf-8")
+    _git("-c", "user.email=t@example.org", "-c", "user.name=t", "commit", "-qam", "later", cwd=work)
+    mirrors = tmp_path / "mirrors"
+    _git("clone", "-q", "--bare", str(work), str(mirrors / "acme+docs" / "repo"), cwd=tmp_path)
+    manifest = tmp_path / "manifest.json"
+    project = {"dest": "acme/en/", "repo": "acme/docs", "commit": commit, "prefix": "src/", "licence": "MIT"}
+    manifest.write_text(
+        json.dumps({"projects": [{**project, "pages": ["guide/forms.md", "guide/表单.md"]}]}),
+        encoding="utf-8",
+    )
+    out = tmp_path / "eval_docs"
+    assert fetch_docs.materialise(mirrors, out, manifest) == 2
+    assert (out / "acme/en/guide/forms.md").read_text(encoding="utf-8") == "# Forms\n\nUse `v-model`.\n"
+    assert "使用" in (out / "acme/en/guide/表单.md").read_text(encoding="utf-8")
+    assert commit in (out / "SOURCES.md").read_text(encoding="utf-8")
+
+
+def test_a_missing_mirror_says_how_to_make_one(tmp_path):
+    with pytest.raises(SystemExit, match=re.escape("git clone --bare https://github.com/vuejs/docs")):
+        fetch_docs.mirror_dir(tmp_path, "vuejs/docs")
