@@ -85,29 +85,11 @@ def test_a_malformed_question_line_is_rejected(tmp_path):
 
 # --- scoring -------------------------------------------------------------------------------------
 
-EN = run.DocQuestion(
-    id="en",
-    kind="howto",
-    lang="en",
-    project="vue",
-    question="How do I bind an input two ways?",
-    key="v-model",
-    page="vue/en/guide/essentials/forms.md",
-    also=["vue/en/api/built-in-directives.md"],
-)
-ZH = run.DocQuestion(
-    id="zh",
-    kind="howto",
-    lang="zh",
-    project="helm",
-    question="如何查看一个 release 的版本历史？",
-    key="helm history",
-    page="helm/zh/intro/using_helm.md",
-)
-UN_EN = run.DocQuestion(
-    id="u1", kind="unanswerable", lang="en", question="What is the capital of France?", why="off"
-)
-UN_ZH = run.DocQuestion(id="u2", kind="unanswerable", lang="zh", question="法国的首都是哪里？", why="off")
+BY_ID = {q.id: q for q in QUESTIONS}
+EN = BY_ID["vue-en-01"]  # key v-model, page guide/essentials/forms.md, also api/built-in-directives.md
+ZH = BY_ID["helm-zh-01"]  # key helm history, page helm/zh/intro/using_helm.md
+UN_EN = BY_ID["un-en-01"]  # What is the capital of France?
+UN_ZH = BY_ID["un-zh-01"]  # 法国的首都是哪里？
 DOCS = "/tmp/eval_docs/"
 
 
