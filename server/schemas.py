@@ -64,7 +64,11 @@ class ChatRequest(BaseModel):
     model: str = MODEL_PREFIX
     messages: list[ChatMessage] = Field(min_length=1)
     stream: bool = False
+    stream_options: dict[str, Any] | None = None
     user: str | None = None
+
+    def include_usage(self) -> bool:
+        return bool((self.stream_options or {}).get("include_usage"))
 
 
 def model_ids() -> list[str]:
