@@ -28,8 +28,10 @@ from memory.checkpointer import CheckpointerError
 from retrievers.index import IndexEmptyError
 from server.access_log import AccessLog, noted
 from server.engine import Engine
+from server.evidence import evidence_for
 from server.openai_compat import ChunkWriter, chat_chunks, resolve_model, usage
 from server.schemas import AskRequest, AskResponse, ChatMessage, ChatRequest, model_ids
+from server.web_api import add_web_api, mount_page
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +126,7 @@ def _checked(result: AskResult) -> AskResult:
 def ask_response(result: AskResult) -> dict[str, Any]:
     fields = AskResponse.model_fields
     data = result.model_dump(mode="json")
+    data["evidence"] = [e.model_dump() for e in evidence_for(result.answer, result.passages)]
     return AskResponse(**{k: v for k, v in data.items() if k in fields}).model_dump()
 
 
@@ -328,7 +331,9 @@ def create_app(engine: Engine) -> FastAPI:
         result = _checked(result)
         return cited_text(result)[len(result.answer) :], [cite.model_dump() for cite in result.citations]
 
+    add_web_api(api, engine, ApiError)
     app.include_router(api)
+    mount_page(app)
     app.add_middleware(BodyLimit, max_bytes=settings.serve_max_request_kb * 1024)
     app.add_middleware(
         AccessLog, show_questions=lambda: logging.getLogger("server").isEnabledFor(logging.DEBUG)

@@ -40,6 +40,10 @@ class AskResponse(BaseModel):
     latency_ms: float
     model_calls: int
     warnings: list[str] = Field(default_factory=list, description="e.g. the LLM endpoint was unreachable")
+    evidence: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="each cited passage's text with the supporting sentences as [start, end) highlights",
+    )
 
 
 # --- OpenAI-compatible ---------------------------------------------------------------------------------
