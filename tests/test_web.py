@@ -136,7 +136,11 @@ def test_ask_open_a_citation_read_the_trace_and_give_feedback(
     steps = message.locator(".steps li")
     assert steps.count() >= 4 and steps.first.inner_text().startswith("contextualize")
     assert timing["firstStep"] is not None and timing["firstStep"] <= timing["firstToken"] <= timing["answer"]
-    print(f"\ntime to first streamed step in the browser: {timing['firstStep']} ms ({question})")
+    assert timing["firstStep"] < timing["answer"]  # the steps arrive while the question is still running
+    print(
+        f"\nbrowser timings ({question}): first streamed step {timing['firstStep']} ms, "
+        f"first answer token {timing['firstToken']} ms, answer {timing['answer']} ms"
+    )
     answer = message.locator(".answer").inner_text()
     assert "1.2" in answer and "0.75" in answer
 
@@ -156,12 +160,14 @@ def test_ask_open_a_citation_read_the_trace_and_give_feedback(
     assert message.locator(".trace-facts .retries").inner_text().isdigit()
     assert message.locator(".trace-facts .stop").inner_text() != ""
     assert message.locator("table.trace tr").count() == steps.count() + 1
-    shot(page, f"web-{'en' if question.isascii() else 'zh'}.png")
+    shot(page, f"web-{'en' if question.isascii() else 'zh'}-trace.png")
+    message.locator(".trace-box summary").click()
 
     message.locator(f"button.thumb.{verdict}").click()
     message.locator(".note").fill(note)
     message.locator(".send-feedback").click()
     sync_api.expect(message.locator(".feedback-status")).to_contain_text("recorded")
+    shot(page, f"web-{'en' if question.isascii() else 'zh'}.png")
     record = feedback_records(guide_server)[-1]
     assert (record.verdict, record.note, record.question, record.turn) == (verdict, note, question, 1)
     assert record.citations and record.trace
@@ -207,3 +213,19 @@ def test_without_the_key_the_page_says_so_and_upload_stays_hidden(page, guide_se
     assert info["capabilities"]["upload"] is False and info["auth"] is True
     index = httpx.get(guide_server.url + "/")
     assert "default-src 'none'" in index.headers["content-security-policy"]
+
+
+def test_feedback_on_nothing_is_a_clear_error(guide_server):
+    headers = {"authorization": f"Bearer {KEY}"}
+    unknown = httpx.post(
+        guide_server.url + "/v1/threads/nobody/feedback", json={"verdict": "good"}, headers=headers
+    )
+    assert unknown.status_code == 404 and "has no answered question" in unknown.json()["error"]["message"]
+    wrong = httpx.post(
+        guide_server.url + "/v1/threads/nobody/feedback", json={"verdict": "meh"}, headers=headers
+    )
+    assert wrong.status_code == 422 and "verdict" in wrong.json()["error"]["message"]
+    assert (
+        httpx.post(guide_server.url + "/v1/threads/nobody/feedback", json={"verdict": "good"}).status_code
+        == 401
+    )

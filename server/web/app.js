@@ -229,7 +229,7 @@
           },
         },
       });
-    form.append(thumb("good", "good answer", "👍"), thumb("bad", "bad answer", "👎"), note, send, said);
+    form.append(thumb("good", "good answer", "✓ good / 好"), thumb("bad", "bad answer", "✗ bad / 差"), note, send, said);
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       if (!verdict) return;
