@@ -7,7 +7,6 @@ Every error is JSON in the OpenAI shape ``{"error": {"message", "type", "code"}}
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 import time
 import uuid
@@ -29,7 +28,7 @@ from retrievers.index import IndexEmptyError
 from server.access_log import AccessLog, noted
 from server.engine import Engine
 from server.evidence import evidence_for
-from server.openai_compat import ChunkWriter, chat_chunks, resolve_model, usage
+from server.openai_compat import ChunkWriter, chat_chunks, resolve_model, sse, usage
 from server.schemas import AskRequest, AskResponse, ChatMessage, ChatRequest, model_ids
 from server.web_api import add_web_api, mount_page
 
@@ -128,12 +127,6 @@ def ask_response(result: AskResult) -> dict[str, Any]:
     data = result.model_dump(mode="json")
     data["evidence"] = [e.model_dump() for e in evidence_for(result.answer, result.passages)]
     return AskResponse(**{k: v for k, v in data.items() if k in fields}).model_dump()
-
-
-def sse(event: str | None, data: Any) -> bytes:
-    head = f"event: {event}\n" if event else ""
-    body = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
-    return f"{head}data: {body}\n\n".encode()
 
 
 def _exception_body(exc: BaseException) -> tuple[int, dict[str, Any]]:

@@ -54,9 +54,15 @@ def usage(messages: list[ChatMessage], completion: str) -> dict[str, int]:
     return {"prompt_tokens": prompt, "completion_tokens": reply, "total_tokens": prompt + reply}
 
 
-def sse_data(data: Any) -> bytes:
+def sse(event: str | None, data: Any) -> bytes:
+    """One server-sent event (JSON data unless a plain string such as ``[DONE]``)."""
+    head = f"event: {event}\n" if event else ""
     body = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
-    return f"data: {body}\n\n".encode()
+    return f"{head}data: {body}\n\n".encode()
+
+
+def sse_data(data: Any) -> bytes:
+    return sse(None, data)
 
 
 class ChunkWriter:

@@ -6,6 +6,7 @@ access-log line on stderr without the question unless ``-v``."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -29,9 +30,16 @@ def server(tmp_path_factory, embedder) -> Iterator[Server]:
     srv.stop()
 
 
-def access_lines(server: Server) -> list[tuple[str, ...]]:
-    lines = server.log.read_text(encoding="utf-8").splitlines()
-    return [m.groups() for line in lines if (m := ACCESS_RE.search(line))]
+def access_lines(server: Server, at_least: int = 0) -> list[tuple[str, ...]]:
+    """The access lines logged so far, waiting (up to 10 s) for ``at_least`` of them: a line is written
+    just after its response is sent, so the client can be a moment ahead of the log."""
+    for _ in range(100):
+        lines = server.log.read_text(encoding="utf-8").splitlines()
+        found = [m.groups() for line in lines if (m := ACCESS_RE.search(line))]
+        if len(found) >= at_least:
+            break
+        time.sleep(0.1)
+    return found
 
 
 @pytest.mark.parametrize(
@@ -108,24 +116,29 @@ def test_every_request_leaves_one_access_line_without_the_question(server):
     httpx.get(server.url + "/v1/threads/no-such-thread")
     with httpx.stream("POST", server.url + "/v1/ask", json={"question": question, "stream": True}) as r:
         r.read()
-    lines = access_lines(server)[before:]
-    assert [(m, p, s, t) for m, p, s, _, t, _ in lines] == [
-        ("POST", "/v1/ask", "200", "log-t"),
-        ("GET", "/v1/threads/log-t", "200", "log-t"),
-        ("GET", "/v1/threads/no-such-thread", "404", "no-such-thread"),
-        ("POST", "/v1/ask", "200", "-"),
-    ]
-    assert int(lines[-1][3]) > 0  # a streamed answer is timed to its last byte
+    lines = access_lines(server, before + 4)[before:]
+    assert sorted((m, p, s, t) for m, p, s, _, t, _ in lines) == sorted(
+        [
+            ("POST", "/v1/ask", "200", "log-t"),
+            ("GET", "/v1/threads/log-t", "200", "log-t"),
+            ("GET", "/v1/threads/no-such-thread", "404", "no-such-thread"),
+            ("POST", "/v1/ask", "200", "-"),
+        ]
+    )
+    streamed = next(line for line in lines if line[:2] == ("POST", "/v1/ask") and line[4] == "-")
+    assert int(streamed[3]) > 0  # a streamed answer is timed to its last byte
     assert all(q is None for *_, q in lines)
     assert question not in server.log.read_text(encoding="utf-8")
 
 
 def test_with_v_the_access_line_names_the_question(guarded):
     question = "什么是 HNSW？"
+    before = len(access_lines(guarded))
     httpx.post(
         guarded.url + "/v1/ask", json={"question": question}, headers={"authorization": f"Bearer {TOKEN}"}
     )
     httpx.get(guarded.url + "/v1/models")  # refused without the token: still one line
-    lines = access_lines(guarded)
-    assert lines[-2][:3] == ("POST", "/v1/ask", "503") and lines[-2][5] == f'"{question}"'
-    assert lines[-1][:3] == ("GET", "/v1/models", "401")
+    lines = access_lines(guarded, before + 2)[before:]
+    assert sorted(line[:3] for line in lines) == [("GET", "/v1/models", "401"), ("POST", "/v1/ask", "503")]
+    asked = next(line for line in lines if line[1] == "/v1/ask")
+    assert asked[5] == f'"{question}"'
