@@ -178,6 +178,10 @@ class Settings(BaseSettings):
     )
     serve_workers: int = Field(default=4, ge=1, description="questions answered at the same time")
     serve_max_request_kb: int = Field(default=256, ge=1, description="larger request bodies get 413")
+    serve_strict_models: bool = Field(
+        default=False,
+        description="unknown model names on /v1/chat/completions get 404 (default: the default mode and a warning)",
+    )
 
     @field_validator("e5_runtime", mode="before")
     @classmethod

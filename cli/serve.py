@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
             host=settings.serve_host,
             port=settings.serve_port,
             log_level="info" if verbose else "warning",
-            access_log=verbose,
+            access_log=False,  # server/access_log.py writes one line per request instead
         )
         server = uvicorn.Server(config)
         auth = "bearer token required" if settings.serve_token else "no auth (set AGENTIC_RAG_SERVE_TOKEN)"

@@ -7,7 +7,6 @@ Every error is JSON in the OpenAI shape ``{"error": {"message", "type", "code"}}
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 import time
 import uuid
@@ -26,8 +25,12 @@ from core.chunks import Filters
 from graph.run import AskResult
 from memory.checkpointer import CheckpointerError
 from retrievers.index import IndexEmptyError
+from server.access_log import AccessLog, noted
 from server.engine import Engine
-from server.schemas import AskRequest, AskResponse, ChatMessage, ChatRequest, mode_for_model, model_ids
+from server.evidence import evidence_for
+from server.openai_compat import ChunkWriter, chat_chunks, resolve_model, sse, usage
+from server.schemas import AskRequest, AskResponse, ChatMessage, ChatRequest, model_ids
+from server.web_api import add_web_api, mount_page
 
 log = logging.getLogger(__name__)
 
@@ -122,13 +125,8 @@ def _checked(result: AskResult) -> AskResult:
 def ask_response(result: AskResult) -> dict[str, Any]:
     fields = AskResponse.model_fields
     data = result.model_dump(mode="json")
+    data["evidence"] = [e.model_dump() for e in evidence_for(result.answer, result.passages)]
     return AskResponse(**{k: v for k, v in data.items() if k in fields}).model_dump()
-
-
-def sse(event: str | None, data: Any) -> bytes:
-    head = f"event: {event}\n" if event else ""
-    body = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
-    return f"{head}data: {body}\n\n".encode()
 
 
 def _exception_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
@@ -216,7 +214,8 @@ def create_app(engine: Engine) -> FastAPI:
     # -- ask --
 
     @api.post("/ask")
-    async def ask(body: AskRequest) -> Any:
+    async def ask(body: AskRequest, request: Request) -> Any:
+        noted(request, body.thread_id, body.question)
         filters = _filters(body.filters)
         if body.stream:
             engine.require_documents()
@@ -249,7 +248,8 @@ def create_app(engine: Engine) -> FastAPI:
         return [info.model_dump(mode="json") for info in infos]
 
     @api.get("/threads/{thread_id}")
-    async def thread(thread_id: str) -> dict[str, Any]:
+    async def thread(thread_id: str, request: Request) -> dict[str, Any]:
+        noted(request, thread_id)
         from memory.threads import ThreadNotFoundError, show_thread
 
         try:
@@ -259,7 +259,8 @@ def create_app(engine: Engine) -> FastAPI:
         return detail.model_dump(mode="json")
 
     @api.delete("/threads/{thread_id}")
-    async def delete(thread_id: str) -> dict[str, Any]:
+    async def delete(thread_id: str, request: Request) -> dict[str, Any]:
+        noted(request, thread_id)
         from memory.threads import delete_thread
 
         if not await engine.call(delete_thread, engine.saver, thread_id):
@@ -280,69 +281,54 @@ def create_app(engine: Engine) -> FastAPI:
         }
 
     @api.post("/chat/completions")
-    async def chat(body: ChatRequest) -> Any:
+    async def chat(body: ChatRequest, request: Request) -> Any:
         try:
-            mode = mode_for_model(body.model)
+            choice = resolve_model(body.model, strict=settings.serve_strict_models)
         except LookupError as exc:
             raise ApiError(404, "model_not_found", str(exc)) from None
+        if choice.warning:
+            log.warning(choice.warning)
         question, turns = conversation(body.messages)
+        noted(request, None, question)
         engine.require_documents()
         completion_id = f"chatcmpl-{uuid.uuid4().hex}"
         created = int(time.time())
         if body.stream:
-            events = engine.stream(question, mode=mode, messages=turns)
-            return StreamingResponse(
-                _chat_chunks(events, completion_id, created, body.model), media_type="text/event-stream"
+            events = engine.stream(question, mode=choice.mode, messages=turns)
+            writer = ChunkWriter(completion_id, created, body.model, body.messages)
+            chunks = chat_chunks(
+                events,
+                writer,
+                sources_of=_sources,
+                error_of=lambda exc: _exception_body(exc)[1],
+                warning=choice.warning,
+                include_usage=body.include_usage(),
             )
-        result = _checked(await engine.ask(question, mode=mode, messages=turns))
-        return {
+            return StreamingResponse(chunks, media_type="text/event-stream")
+        result = _checked(await engine.ask(question, mode=choice.mode, messages=turns))
+        content = cited_text(result)
+        reply = {
             "id": completion_id,
             "object": "chat.completion",
             "created": created,
             "model": body.model,
             "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": cited_text(result)},
-                    "finish_reason": "stop",
-                }
+                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
             ],
-            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+            "usage": usage(body.messages, content),
             "citations": [cite.model_dump() for cite in result.citations],
         }
+        return reply | ({"warning": choice.warning} if choice.warning else {})
 
-    async def _chat_chunks(
-        events: AsyncIterator[Any], completion_id: str, created: int, model: str
-    ) -> AsyncIterator[bytes]:
-        def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
-            choice = {"index": 0, "delta": delta, "finish_reason": finish}
-            body = {
-                "id": completion_id,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": model,
-                "choices": [choice],
-                **extra,
-            }
-            return sse(None, body)
+    def _sources(result: AskResult) -> tuple[str, list[dict[str, Any]]]:
+        result = _checked(result)
+        return cited_text(result)[len(result.answer) :], [cite.model_dump() for cite in result.citations]
 
-        yield chunk({"role": "assistant", "content": ""})
-        try:
-            async for event in events:
-                if event.kind == "token":
-                    yield chunk({"content": event.data})
-                elif event.kind == "result":
-                    result = _checked(event.data)
-                    sources = cited_text(result)[len(result.answer) :]
-                    if sources:
-                        yield chunk({"content": sources})
-                    yield chunk({}, "stop", citations=[cite.model_dump() for cite in result.citations])
-                elif event.kind == "error":
-                    yield sse(None, _exception_body(event.data)[1])
-        except ApiError as exc:
-            yield sse(None, error_body(exc.code, exc.message))
-        yield sse(None, "[DONE]")
-
+    add_web_api(api, engine, ApiError)
     app.include_router(api)
+    mount_page(app)
     app.add_middleware(BodyLimit, max_bytes=settings.serve_max_request_kb * 1024)
+    app.add_middleware(
+        AccessLog, show_questions=lambda: logging.getLogger("server").isEnabledFor(logging.DEBUG)
+    )
     return app

@@ -33,6 +33,7 @@ from graph.run import (
     turn_durability,
 )
 from retrievers.index import empty_index_message, require_chunks
+from server.spans import sentence_pieces
 
 log = logging.getLogger(__name__)
 
@@ -152,9 +153,10 @@ class Engine:
 
         The answering model's tokens are never sent as they arrive: its answer is checked independently
         of it first (providers/brain/answer_check.py) and may be replaced by the offline answer, and a
-        client cannot take back text it was sent. So the answer arrives as one token event as soon as
-        the generate step has finished (after verify when ``remove_unsupported`` may still cut
-        sentences). Closing the iterator early (a client that went away) stops the run at its next step.
+        client cannot take back text it was sent. So the answer arrives as soon as the generate step has
+        finished (the offline brain's sentence by sentence, an LLM's as one token event), or after
+        verify when ``remove_unsupported`` may still cut sentences. Closing the iterator early (a client
+        that went away) stops the run at its next step.
         """
         self.require_documents()
         loop = asyncio.get_running_loop()
@@ -242,7 +244,7 @@ class Engine:
                     checked = checked_answer(chunk) if early else ""
                     if checked:
                         streamed = checked
-                        emit(Event("token", checked))
+                        self._emit_answer(checked, emit)
         except GraphRecursionError:
             limit = self.settings.recursion_limit
             error = f"stopped after {limit} steps (AGENTIC_RAG_RECURSION_LIMIT) without an answer"
@@ -256,11 +258,18 @@ class Engine:
         result = result_from_state(question, state, started, thread_id)
         result.warnings = budget.warnings
         if tokens and not streamed and result.answer:
-            emit(Event("token", result.answer))
+            self._emit_answer(result.answer, emit)
         if thread_id:
             cap_checkpoints(self.saver, thread_id, self.settings.max_checkpoints_per_thread)
         log.info("answered in %.0f ms (mode %s, stop %s)", result.latency_ms, result.mode, result.stop_reason)
         return result
+
+    def _emit_answer(self, answer: str, emit: Callable[[Event], None]) -> None:
+        """The offline brain's answer sentence by sentence (pieces that join back into it exactly); an LLM's
+        answer whole, as it was checked."""
+        pieces = [answer] if self.settings.llm_configured else sentence_pieces(answer)
+        for piece in pieces:
+            emit(Event("token", piece))
 
 
 def checked_answer(update: dict[str, Any]) -> str:

@@ -40,6 +40,10 @@ class AskResponse(BaseModel):
     latency_ms: float
     model_calls: int
     warnings: list[str] = Field(default_factory=list, description="e.g. the LLM endpoint was unreachable")
+    evidence: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="each cited passage's text with the supporting sentences as [start, end) highlights",
+    )
 
 
 # --- OpenAI-compatible ---------------------------------------------------------------------------------
@@ -64,7 +68,11 @@ class ChatRequest(BaseModel):
     model: str = MODEL_PREFIX
     messages: list[ChatMessage] = Field(min_length=1)
     stream: bool = False
+    stream_options: dict[str, Any] | None = None
     user: str | None = None
+
+    def include_usage(self) -> bool:
+        return bool((self.stream_options or {}).get("include_usage"))
 
 
 def model_ids() -> list[str]:

@@ -48,7 +48,7 @@ def free_port() -> int:
 class Server:
     """`python main.py serve` as a subprocess; stopped (by its own pid) when the test module ends."""
 
-    def __init__(self, index_dir: Path, tmp: Path, **env: str) -> None:
+    def __init__(self, index_dir: Path, tmp: Path, *flags: str, **env: str) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTIC_RAG_")}
@@ -63,7 +63,7 @@ class Server:
         full_env.update(env)
         self.log = tmp / "server.log"
         self.proc = subprocess.Popen(
-            [sys.executable, str(ROOT / "main.py"), "serve", "--port", str(self.port)],
+            [sys.executable, str(ROOT / "main.py"), *flags, "serve", "--port", str(self.port)],
             env=full_env,
             cwd=tmp,
             stdout=self.log.open("w"),
@@ -104,14 +104,16 @@ def server(index_dir, tmp_path_factory) -> Iterator[Server]:
 
 @pytest.fixture(scope="module")
 def guarded(tmp_path_factory, embedder) -> Iterator[Server]:
-    """A server with a bearer token, a 2 KB request limit and an empty index."""
+    """A server with a bearer token, a 2 KB request limit, strict model names, ``-v`` and an empty index."""
     folder = tmp_path_factory.mktemp("empty_index")
     empty_docs = tmp_path_factory.mktemp("no_docs")
     ingest_paths([empty_docs], load_settings(index_dir=folder), embedder, index_dir=folder, progress=False)
     srv = Server(
         folder,
         tmp_path_factory.mktemp("serve_guarded"),
+        "-v",
         AGENTIC_RAG_SERVE_TOKEN=TOKEN,
+        AGENTIC_RAG_SERVE_STRICT_MODELS="true",
         AGENTIC_RAG_SERVE_MAX_REQUEST_KB="2",
     )
     yield srv
@@ -286,9 +288,11 @@ def test_chat_uses_earlier_turns_as_history(server):
     assert "0.75" in reply.choices[0].message.content
 
 
-def test_chat_errors_reach_the_openai_client(server):
-    with pytest.raises(openai.NotFoundError) as unknown:
-        client(server).chat.completions.create(model="gpt-9", messages=[{"role": "user", "content": "hi"}])
+def test_chat_errors_reach_the_openai_client(server, guarded):
+    with pytest.raises(openai.NotFoundError) as unknown:  # AGENTIC_RAG_SERVE_STRICT_MODELS=true
+        client(guarded, key=TOKEN).chat.completions.create(
+            model="gpt-9", messages=[{"role": "user", "content": "hi"}]
+        )
     assert "GET /v1/models" in str(unknown.value)
     with pytest.raises(openai.BadRequestError):
         client(server).chat.completions.create(
