@@ -32,6 +32,7 @@ from rich.text import Text
 
 from cli.ask import render_answer
 from cli.common import add_common, make_console, neutralised, show_rerank_progress, shown
+from core.command import cli_name, command
 from core.trace import Decision, TraceEvent
 from nodes.policy import MODES
 
@@ -607,8 +608,8 @@ def run_session(args: argparse.Namespace) -> int:
         flag = "" if getattr(args, "index_dir", None) is None else f" --index {folder}"
         errors.print(
             f"No index in {folder} yet. Create one from your documents first:\n"
-            f"  python main.py ingest PATH{flag}\n"
-            "then run python main.py again (or set AGENTIC_RAG_INDEX_DIR to an existing index)."
+            f"  {command('ingest PATH')}{flag}\n"
+            f"then run {cli_name()} again (or set AGENTIC_RAG_INDEX_DIR to an existing index)."
         )
         return 1
     try:
