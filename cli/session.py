@@ -709,3 +709,8 @@ def _banner(session: Session, settings: Any, resumed: str | None) -> None:
     else:
         console.print(f"new thread {session.thread_id}")
     console.print("[dim]Ask in English or Chinese. /help lists the commands, /quit leaves.[/]")
+    from cli.suggestions import suggest_questions
+
+    questions = suggest_questions(index.iter_chunks())
+    if questions:
+        console.print("[dim]Try:[/] " + "  ·  ".join(shown(q) for q in questions), highlight=False)

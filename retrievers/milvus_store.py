@@ -116,7 +116,13 @@ _NO_KEEPALIVE = {"grpc.keepalive_time_ms": 2**31 - 1, "grpc.keepalive_permit_wit
 
 def connect(target: MilvusTarget):
     """A ``MilvusClient`` for the target; a clear one-line error when it cannot be reached."""
-    from pymilvus import MilvusClient
+    try:
+        from pymilvus import MilvusClient
+    except ImportError:
+        raise MilvusStoreError(
+            "the milvus store needs pymilvus, an optional extra: bash scripts/setup.sh milvus "
+            "(or pip install '.[milvus]')"
+        ) from None
 
     _quiet_lite_logs()
 
