@@ -39,7 +39,9 @@ def index_dir(tmp_path_factory, embedder) -> Path:
 
 
 def chunk(source: str, language: str, *headings: str) -> Chunk:
-    return Chunk(id=f"{source}{headings}", text="x", source=source, language=language, heading_path=list(headings))
+    return Chunk(
+        id=f"{source}{headings}", text="x", source=source, language=language, heading_path=list(headings)
+    )
 
 
 # --- the session's first screen ------------------------------------------------------------------------
