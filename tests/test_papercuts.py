@@ -207,3 +207,17 @@ def test_a_missing_extra_names_the_setup_command(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(ValueError, match=r"bash scripts/setup\.sh ray"):
         start_ray(None, 1)
+
+
+# --- eval output ---------------------------------------------------------------------------------------
+
+
+def test_the_eval_chart_labels_each_metric_with_its_direction():
+    from evaluators.report import direction_label
+
+    assert (
+        direction_label("recall@5") == "recall@5 ↑"
+        and direction_label("answer_has_gold") == "answer_has_gold ↑"
+    )
+    assert direction_label("hallucination_rate") == "hallucination_rate ↓"
+    assert direction_label("counterfactual_above_gold@10") == "counterfactual_above_gold@10 ↓"
