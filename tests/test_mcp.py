@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from server.auth import is_admin
 from tests.corpus import index_of_files
 from tests.test_serve import DOCS, TOKEN, Server
+from tests.test_session import session_env
 
 pytestmark = pytest.mark.slow
 
@@ -42,15 +42,7 @@ def index_dir(tmp_path_factory, embedder) -> Path:
 
 
 def _env(index_dir: Path, tmp: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTIC_RAG_")}
-    env.update(
-        PYTHONPATH=str(ROOT),
-        AGENTIC_RAG_INDEX_DIR=str(index_dir),
-        AGENTIC_RAG_CHECKPOINT_DB=str(tmp / "checkpoints.sqlite"),
-        AGENTIC_RAG_RERANKER="lexical",
-        AGENTIC_RAG_BRAIN="offline",
-    )
-    return env
+    return {**session_env(index_dir, tmp / "checkpoints.sqlite"), "PYTHONPATH": str(ROOT)}
 
 
 def stdio_client(index_dir: Path, tmp: Path) -> Client:
