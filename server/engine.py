@@ -76,11 +76,15 @@ class _ThreadLocks:
 def running_engine(settings: Settings) -> Iterator[Engine]:
     """Indexes, models and the checkpointer opened once (a broken setup fails here, with one clear line,
     before anything listens), the engine closed on the way out: shared by ``serve`` and ``mcp``."""
+    from core.tokenize import tokenize
     from memory.checkpointer import open_checkpointer
     from nodes.context import build_context
     from nodes.state import CHECKPOINT_TYPES
 
     context = build_context(settings)
+    # jieba reads its dictionary on the first Chinese text (1-6 s here): pay it now, not in the first
+    # Chinese question (bench/mcp_latency.py).
+    tokenize("预热中文分词")
     with open_checkpointer(
         sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url, allowed_types=CHECKPOINT_TYPES
     ) as saver:
