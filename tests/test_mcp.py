@@ -185,6 +185,17 @@ def test_http_mcp_at_slash_mcp_needs_the_bearer_token(guarded_server):
         run(refused())
 
 
+def test_http_v1_ask_refuses_a_filter_key_no_chunk_holds(guarded_server):
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    body = {"question": "谁负责寻呼？", "filters": {"langauge": "zh"}}
+    refused = httpx.post(guarded_server.url + "/v1/ask", json=body, headers=auth, timeout=120)
+    assert refused.status_code == 400 and refused.json()["error"]["code"] == "invalid_filters"
+    assert "did you mean 'language'" in refused.json()["error"]["message"]
+    body = {"question": "Who answers pager alerts?", "filters": {"team": "search"}}
+    answered = httpx.post(guarded_server.url + "/v1/ask", json=body, headers=auth, timeout=120)
+    assert answered.status_code == 200 and "fifteen minutes" in answered.json()["answer"]
+
+
 def test_http_search_ask_and_ingest_with_the_sdk_client(guarded_server, tmp_path):
     extra = tmp_path / "http_docs"
     extra.mkdir()
