@@ -1,7 +1,8 @@
 """Typed settings for every component.
 
 Values come from (highest first) CLI flags, ``AGENTIC_RAG_*`` environment variables, a ``.env`` file,
-then the defaults below. The OpenAI-compatible endpoint also honours the standard ``OPENAI_API_KEY``,
+a settings file (``agentic-rag.toml`` in the working directory, or the one ``--config FILE`` names, with
+the environment variables' names as keys), then the defaults below. The OpenAI-compatible endpoint also honours the standard ``OPENAI_API_KEY``,
 ``OPENAI_BASE_URL`` and ``OPENAI_MODEL`` variables so existing setups work unchanged.
 """
 
@@ -15,7 +16,8 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from pydantic import AliasChoices, Field, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 ENV_PREFIX = "AGENTIC_RAG_"
 
@@ -183,6 +185,18 @@ class Settings(BaseSettings):
         description="unknown model names on /v1/chat/completions get 404 (default: the default mode and a warning)",
     )
 
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Flags > environment > .env > the settings file > defaults."""
+        return init_settings, env_settings, dotenv_settings, _FileSource(settings_cls), file_secret_settings
+
     @field_validator("e5_runtime", mode="before")
     @classmethod
     def _known_e5_runtime(cls, value: Any) -> Any:
@@ -213,9 +227,9 @@ class Settings(BaseSettings):
 log = logging.getLogger(__name__)
 # AGENTIC_RAG_* variables read outside Settings (so not "unknown"): the evaluation sets' folder and
 # where e5's built graph is kept (evaluators/datasets.py, providers/e5_onnx.py).
-OTHER_ENV_NAMES = ("AGENTIC_RAG_DATA_DIR", "AGENTIC_RAG_MODEL_CACHE")
+OTHER_ENV_NAMES = ("AGENTIC_RAG_DATA_DIR", "AGENTIC_RAG_MODEL_CACHE", "AGENTIC_RAG_CONFIG")
 SECRET_FIELDS = frozenset({"openai_api_key", "serve_token", "postgres_url"})
-_warned: set[str] = set()
+_warned: set[object] = set()
 
 
 def env_names(field: str) -> list[str]:
@@ -247,12 +261,92 @@ def _dotenv() -> dict[str, str]:
     return {k: v for k, v in dotenv_values(path).items() if v is not None} if path.is_file() else {}
 
 
+# --- the settings file -------------------------------------------------------------------------------
+SETTINGS_FILE = "agentic-rag.toml"
+# Set by ``--config FILE`` (main.py) so child processes (serve, mcp) read the same file.
+CONFIG_ENV = "AGENTIC_RAG_CONFIG"
+
+
+def settings_file() -> Path | None:
+    """The settings file in use: ``--config FILE`` (``AGENTIC_RAG_CONFIG``), else ``./agentic-rag.toml``
+    when it exists, else None. A named file that is missing is an error, not a silent default."""
+    named = os.environ.get(CONFIG_ENV, "").strip()
+    if named:
+        path = Path(named).expanduser()
+        if not path.is_file():
+            raise SettingsError(f"the settings file {path} does not exist (--config / {CONFIG_ENV})")
+        return path
+    default = Path(SETTINGS_FILE)
+    return default if default.is_file() else None
+
+
+def _file_names() -> dict[str, str]:
+    """Every key a settings file may use (an environment variable's name, or the setting's own name),
+    upper-cased, to the setting it sets."""
+    names = {field.upper(): field for field in Settings.model_fields}
+    for field in Settings.model_fields:
+        names.update({name.upper(): field for name in env_names(field)})
+    return names
+
+
+def file_values(path: Path | None = None) -> dict[str, Any]:
+    """The settings file's values by setting name; unknown keys are warned about (with the closest
+    name) and ignored, like unknown environment variables."""
+    import tomllib
+
+    path = path or settings_file()
+    if path is None:
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(f"cannot read the settings file {path}: {exc}") from None
+    names = _file_names()
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        field = names.get(key.upper())
+        if field is None:
+            if (path, key) not in _warned:
+                _warned.add((path, key))
+                close = difflib.get_close_matches(key.upper(), list(names), n=1, cutoff=0.6)
+                hint = f"; did you mean {close[0]}?" if close else " (the config command lists the settings)"
+                log.warning("unknown setting %s in the settings file %s is ignored%s", key, path, hint)
+            continue
+        values[field] = value
+    return values
+
+
+def _file_key(path: Path, field: str) -> str | None:
+    """The key that set ``field`` in the settings file, for ``config``'s "from" column."""
+    import tomllib
+
+    names = _file_names()
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    return next((key for key in data if names.get(key.upper()) == field), None)
+
+
+class _FileSource(PydanticBaseSettingsSource):
+    """The settings file as a pydantic-settings source, below the environment and ``.env``."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: __call__ returns the whole mapping
+
+    def __call__(self) -> dict[str, Any]:
+        values = file_values()
+        # A field with env aliases validates by its alias only; give it the first one.
+        out: dict[str, Any] = {}
+        for field, value in values.items():
+            alias = self.settings_cls.model_fields[field].validation_alias
+            out[str(alias.choices[0]) if isinstance(alias, AliasChoices) else field] = value
+        return out
+
+
 def _warn_unknown(environ: Mapping[str, str], where: str) -> None:
     for name, close in unknown_env_names(environ):
         if name in _warned:
             continue
         _warned.add(name)
-        hint = f"; did you mean {close}?" if close else " (python main.py config lists the settings)"
+        hint = f"; did you mean {close}?" if close else " (the config command lists the settings)"
         log.warning("unknown setting %s in the %s is ignored%s", name, where, hint)
 
 
@@ -272,6 +366,8 @@ def setting_sources(overrides: Mapping[str, Any] | None = None) -> dict[str, str
     given = {k for k, v in (overrides or {}).items() if v is not None}
     dotenv = {k.upper() for k in _dotenv()}
     environ = {k.upper() for k in os.environ}
+    path = settings_file()
+    in_file = set(file_values(path)) if path else set()
     sources = {}
     for field in Settings.model_fields:
         names = env_names(field)
@@ -281,6 +377,8 @@ def setting_sources(overrides: Mapping[str, Any] | None = None) -> dict[str, str
             sources[field] = f"environment {found}"
         elif found := next((n for n in names if n in dotenv), None):
             sources[field] = f".env {found}"
+        elif path and field in in_file:
+            sources[field] = f"file {path} {_file_key(path, field)}"
         else:
             sources[field] = "default"
     return sources

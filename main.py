@@ -42,6 +42,7 @@ COMMANDS = [
     "session",
     "serve",
     "config_cmd",
+    "mcp",
 ]
 
 
@@ -58,6 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="log the engine's decisions (files, routes, fallbacks, timings) to stderr; -vv adds libraries' "
         "debug lines; accepted anywhere on the command line",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="read settings from this TOML file (default: ./agentic-rag.toml when present; keys are the "
+        "environment variables' names); accepted anywhere on the command line",
     )
     parser.add_argument(
         "--log-file",
@@ -77,13 +84,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _prog() -> str:
-    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    return "python main.py" if name in ("", "main.py", "-c") else name
+    from core.command import cli_name
+
+    return cli_name()
 
 
 def split_global_options(argv: list[str]) -> tuple[int, str | None, list[str]]:
-    """Take ``-v``/``-vv``/``--verbose`` and ``--log-file FILE`` from anywhere before ``--``; argparse
-    only accepts top-level options before the subcommand, which is not where people type them."""
+    """Take ``-v``/``-vv``/``--verbose``, ``--log-file FILE`` and ``--config FILE`` from anywhere before
+    ``--``; argparse only accepts top-level options before the subcommand, which is not where people
+    type them. ``--config`` is handed on as ``AGENTIC_RAG_CONFIG``, so child processes read it too."""
     verbose, log_file, rest = 0, None, []
     items = iter(argv)
     for item in items:
@@ -93,15 +102,28 @@ def split_global_options(argv: list[str]) -> tuple[int, str | None, list[str]]:
             break
         if item == "--verbose" or re.fullmatch(r"-v+", item):
             verbose += 1 if item == "--verbose" else len(item) - 1
-        elif item == "--log-file":
-            log_file = next(items, None)
-            if log_file is None:
-                raise SystemExit("error: --log-file needs a file name")
-        elif item.startswith("--log-file="):
-            log_file = item.split("=", 1)[1]
+        elif item in ("--log-file", "--config"):
+            value = next(items, None)
+            if value is None:
+                raise SystemExit(f"error: {item} needs a file name")
+            log_file = value if item == "--log-file" else log_file
+            if item == "--config":
+                os.environ["AGENTIC_RAG_CONFIG"] = value
+        elif item.startswith(("--log-file=", "--config=")):
+            name, value = item.split("=", 1)
+            log_file = value if name == "--log-file" else log_file
+            if name == "--config":
+                os.environ["AGENTIC_RAG_CONFIG"] = value
         else:
             rest.append(item)
     return verbose, log_file, rest
+
+
+def session_by_default(rest: list[str]) -> list[str]:
+    """Options with no command (``main.py --index DIR --mode keyword``) are the session's options."""
+    if rest and rest[0].startswith("-") and rest[0] not in ("-h", "--help", "--"):
+        return ["session", *rest]
+    return rest
 
 
 def setup_logging(verbose: int, log_file: str | None) -> None:
@@ -128,7 +150,7 @@ def setup_logging(verbose: int, log_file: str | None) -> None:
 def main(argv: list[str] | None = None) -> int:
     verbose, log_file, rest = split_global_options(sys.argv[1:] if argv is None else list(argv))
     parser = build_parser()
-    args = parser.parse_args(rest)
+    args = parser.parse_args(session_by_default(rest))
     args.verbose, args.log_file = verbose, log_file
     setup_logging(verbose, log_file)
     handler = getattr(args, "handler", None)

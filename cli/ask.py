@@ -56,11 +56,14 @@ def run(args: argparse.Namespace) -> int:
     from memory.thread_lock import thread_lock
     from nodes.context import build_context
     from nodes.state import CHECKPOINT_TYPES
+    from retrievers.filter_keys import require_known_keys
     from retrievers.index import require_chunks
 
     settings = settings_from(args, brain=args.brain)
+    filters = Filters.from_pairs(args.filter) if args.filter else None
     context = build_context(settings)
     require_chunks(context.retrievers.index)
+    require_known_keys(context.retrievers.index, filters)
     show_rerank_progress(context.reranker)
     saver_cm = (
         open_checkpointer(
@@ -85,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
             context=context,
             thread_id=args.thread,
             mode=args.mode,
-            filters=Filters.from_pairs(args.filter) if args.filter else None,
+            filters=filters,
         )
     for warning in result.warnings:
         Console(stderr=True, highlight=False, soft_wrap=True).print(f"warning: {shown(warning)}")

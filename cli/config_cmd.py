@@ -1,6 +1,7 @@
 """`python main.py config`: the effective settings and where each value came from.
 
-A setting named ``top_k`` is set by ``AGENTIC_RAG_TOP_K`` (``--json`` shows each one's variable)."""
+A setting named ``top_k`` is set by ``AGENTIC_RAG_TOP_K`` (``--json`` shows each one's variable), or by
+that name as a key of the settings file (``agentic-rag.toml``, or ``--config FILE``)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from config import env_names, load_settings, setting_sources, shown_value
+    from config import env_names, load_settings, setting_sources, settings_file, shown_value
 
     overrides = {"index_dir": args.index_dir, "embedder": args.embedder}
     settings = load_settings(**overrides)
@@ -33,6 +34,10 @@ def run(args: argparse.Namespace) -> int:
             {field: {"value": value, "source": source, "env": env} for field, value, source, env in rows}
         )
         return 0
+    path = settings_file()
+    make_console(highlight=False).print(
+        f"settings file: {escape(str(path)) if path else 'none (agentic-rag.toml or --config FILE)'}"
+    )
     table = Table(show_edge=False, pad_edge=False)
     for column in ("setting", "value", "from"):
         table.add_column(column)

@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from cli.common import add_common, print_json, settings_from
 from config import Settings
+from core.command import command
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ def check_index(settings: Settings) -> Check:
         return Check(
             "index",
             False,
-            f"no index in {where}: run python main.py ingest PATH (or set AGENTIC_RAG_INDEX_DIR / "
+            f"no index in {where}: run {command('ingest PATH')} (or set AGENTIC_RAG_INDEX_DIR / "
             "AGENTIC_RAG_STORE)",
         )
     try:

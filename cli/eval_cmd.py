@@ -64,6 +64,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="where planted passages go: mixed into the corpus by a hash of their ids (default) or "
         "appended after it (the old layout: exact BM25 ties then go to the true passage by position)",
     )
+    p.add_argument(
+        "--wide",
+        action="store_true",
+        help="print every metric (default: the main ones; results.md and results.json hold all)",
+    )
     add_common(p)
     p.set_defaults(handler=run)
 
@@ -108,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
                 out,
                 settings_snapshot=settings.model_dump(mode="json"),
                 progress=True,
+                wide=args.wide,
             )
     finally:
         close()

@@ -19,6 +19,7 @@ from rich.table import Table
 
 from cli.common import add_common, print_json, settings_from, shown
 from config import Settings
+from core.command import command
 
 EXAMPLES_PER_CLASS = 3
 
@@ -121,7 +122,7 @@ def print_proposals(console: Console, proposals: list[Any]) -> None:
     if not proposals:
         console.print("no setting change is supported by this feedback")
         return
-    console.print("[bold]proposed changes[/] (`python main.py feedback apply --yes` writes them):")
+    console.print(f"[bold]proposed changes[/] (`{command('feedback apply --yes')}` writes them):")
     for p in proposals:
         console.print(f"  {p.setting}: {p.current} -> {p.proposed}  ({shown(p.reason)})")
 

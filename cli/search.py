@@ -13,9 +13,11 @@ from cli.common import add_common, make_console, positive_int, print_json, setti
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("search", help="search the index without the agent")
     p.add_argument("query", help="what to look for (words, an identifier, a question)")
+    from retrievers.search import SEARCH_MODES
+
     p.add_argument(
         "--mode",
-        choices=["vector", "keyword", "hybrid", "multi_hop", "hyde"],
+        choices=SEARCH_MODES,
         default="hybrid",
         help="which retriever (default: hybrid = vector + keyword fused with RRF)",
     )
@@ -32,16 +34,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def first_pass_hypothesis(retrievers, query: str, depth: int, filters) -> str:  # type: ignore[no-untyped-def]
-    from providers.brain.hyde import best_first_pass_sentence
-
-    return best_first_pass_sentence(query, retrievers.hybrid.search(query, depth, filters))
-
-
 def run(args: argparse.Namespace) -> int:
     from core.chunks import Filters
     from retrievers.factory import open_retrievers
+    from retrievers.filter_keys import require_known_keys
     from retrievers.index import require_chunks
+    from retrievers.search import hit_record, search
 
     settings = settings_from(args)
     filters = Filters.from_pairs(args.filter) if args.filter else None
@@ -49,14 +47,17 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("the query is empty")
     retrievers = open_retrievers(settings)
     require_chunks(retrievers.index)
-    hypothesis = None
-    if args.mode == "hyde":
-        hypothesis = args.hypothesis or first_pass_hypothesis(
-            retrievers, args.query, settings.candidate_k, filters
-        )
-        hits = retrievers.hyde.search(args.query, args.k, filters, hypothetical_answer=hypothesis or None)
-    else:
-        hits = retrievers.by_name(args.mode).search(args.query, args.k, filters)
+    require_known_keys(retrievers.index, filters)
+    found = search(
+        retrievers,
+        args.query,
+        mode=args.mode,
+        k=args.k,
+        filters=filters,
+        hypothesis=args.hypothesis,
+        depth=settings.candidate_k,
+    )
+    hits, hypothesis = found.hits, found.hypothesis
     if args.json:
         print_json(
             {
@@ -64,22 +65,7 @@ def run(args: argparse.Namespace) -> int:
                 "mode": args.mode,
                 "k": args.k,
                 **({"hypothesis": hypothesis} if args.mode == "hyde" else {}),
-                "results": [
-                    {
-                        "rank": rank,
-                        "id": hit.id,
-                        "score": hit.score,
-                        "ranks": hit.ranks,
-                        "scores": hit.scores,
-                        "source": hit.chunk.source,
-                        "locator": hit.chunk.locator(),
-                        "title": hit.chunk.title,
-                        "heading_path": hit.chunk.heading_path,
-                        "language": hit.chunk.language,
-                        "text": hit.chunk.text,
-                    }
-                    for rank, hit in enumerate(hits, start=1)
-                ],
+                "results": [hit_record(rank, hit) for rank, hit in enumerate(hits, start=1)],
             }
         )
         return 0

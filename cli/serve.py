@@ -24,11 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from memory.checkpointer import open_checkpointer
-    from nodes.context import build_context
-    from nodes.state import CHECKPOINT_TYPES
     from server.app import create_app
-    from server.engine import Engine
+    from server.engine import running_engine
 
     settings = settings_from(
         args,
@@ -37,15 +34,7 @@ def run(args: argparse.Namespace) -> int:
         serve_workers=args.serve_workers,
         brain=args.brain,
     )
-    # Indexes, models and the checkpointer are opened here, once, so a broken setup fails with one
-    # clear line before the server starts listening.
-    context = build_context(settings)
-    with open_checkpointer(
-        sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url, allowed_types=CHECKPOINT_TYPES
-    ) as saver:
-        engine = Engine(settings, context, saver)
-        if engine.chunk_count() == 0:
-            logging.getLogger(__name__).warning(engine.empty_index_message())
+    with running_engine(settings) as engine:
         verbose = logging.getLogger("server").isEnabledFor(logging.DEBUG)
         config = uvicorn.Config(
             create_app(engine),
@@ -60,8 +49,5 @@ def run(args: argparse.Namespace) -> int:
             f"agentic-rag serving {settings.index_dir} on http://{settings.serve_host}:{settings.serve_port}"
             f" ({auth}); Ctrl-C stops\n"
         )
-        try:
-            server.run()
-        finally:
-            engine.close()
+        server.run()
     return 0

@@ -32,6 +32,7 @@ from rich.text import Text
 
 from cli.ask import render_answer
 from cli.common import add_common, make_console, neutralised, show_rerank_progress, shown
+from core.command import cli_name, command
 from core.trace import Decision, TraceEvent
 from nodes.policy import MODES
 
@@ -607,8 +608,8 @@ def run_session(args: argparse.Namespace) -> int:
         flag = "" if getattr(args, "index_dir", None) is None else f" --index {folder}"
         errors.print(
             f"No index in {folder} yet. Create one from your documents first:\n"
-            f"  python main.py ingest PATH{flag}\n"
-            "then run python main.py again (or set AGENTIC_RAG_INDEX_DIR to an existing index)."
+            f"  {command('ingest PATH')}{flag}\n"
+            f"then run {cli_name()} again (or set AGENTIC_RAG_INDEX_DIR to an existing index)."
         )
         return 1
     try:
@@ -708,3 +709,8 @@ def _banner(session: Session, settings: Any, resumed: str | None) -> None:
     else:
         console.print(f"new thread {session.thread_id}")
     console.print("[dim]Ask in English or Chinese. /help lists the commands, /quit leaves.[/]")
+    from cli.suggestions import suggest_questions
+
+    questions = suggest_questions(index.iter_chunks())
+    if questions:
+        console.print("[dim]Try:[/] " + "  ·  ".join(shown(q) for q in questions), highlight=False)

@@ -22,7 +22,7 @@ from tqdm import tqdm
 
 from evaluators import metrics as m
 from evaluators.datasets import Dataset, EvalQuery, corpus_hash, is_multi_hop
-from evaluators.report import ModeSummary, markdown_table, write_report
+from evaluators.report import ModeSummary, compact_metrics, markdown_table, ordered_metrics, write_report
 
 logger = logging.getLogger(__name__)
 
@@ -225,8 +225,10 @@ def run_evaluation(
     *,
     settings_snapshot: dict[str, Any] | None = None,
     progress: bool = True,
+    wide: bool = False,
 ) -> list[ModeSummary]:
-    """Evaluate every mode, write the report files and per-query results, print the Markdown table."""
+    """Evaluate every mode, write the report files and per-query results, print the Markdown table: the
+    main metrics (every one with ``wide``; the report files always hold every one)."""
     if not modes:
         raise ValueError("no modes to evaluate")
     ks = _check_ks(ks)
@@ -245,5 +247,9 @@ def run_evaluation(
         "ks": ks,
     }
     write_report(out_dir, dataset.name, summaries, settings_snapshot, dataset_info=dataset_info)
-    print(f"\n## {dataset.name}\n\n{markdown_table(summaries)}\n")
+    shown = None if wide else compact_metrics(summaries)
+    print(f"\n## {dataset.name}\n\n{markdown_table(summaries, shown)}\n")
+    hidden = len(ordered_metrics(summaries)) - len(shown or [])
+    if shown is not None and hidden > 0:
+        print(f"({hidden} more metrics in {out_dir / 'results.md'}; --wide prints them all)\n")
     return summaries

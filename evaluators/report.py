@@ -84,9 +84,9 @@ def format_value(name: str, value: float | None) -> str:
     return f"{value:.4f}" if name == "cost_per_1k_q" else f"{value:.3f}"
 
 
-def markdown_table(summaries: Sequence[ModeSummary]) -> str:
-    """One GitHub Markdown table: modes as rows, metrics as columns."""
-    names = ordered_metrics(summaries)
+def markdown_table(summaries: Sequence[ModeSummary], metrics: Sequence[str] | None = None) -> str:
+    """One GitHub Markdown table: modes as rows, metrics (all, or the ones named) as columns."""
+    names = ordered_metrics(summaries) if metrics is None else list(metrics)
     header = ["mode", "n", "failed", *names]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
     for summary in summaries:
@@ -168,6 +168,19 @@ def main_quality_metrics(names: Sequence[str]) -> list[str]:
 
 
 LOWER_IS_BETTER = ("hallucination_rate", "counterfactual_above_gold")
+# Shown in the terminal's compact table beside the main quality metrics (``eval --wide``: every one).
+COMPACT_EXTRAS = ("latency_p50_ms", "cost_per_1k_q")
+
+
+def compact_metrics(summaries: Sequence[ModeSummary]) -> list[str]:
+    """The columns a terminal can show: the main quality metrics, median latency and cost."""
+    names = ordered_metrics(summaries)
+    return main_quality_metrics(names) + [name for name in COMPACT_EXTRAS if name in names]
+
+
+def direction_label(name: str) -> str:
+    """The metric's name with the way it improves: ``recall@5 ↑``, ``hallucination_rate ↓``."""
+    return f"{name} {'↓' if name.startswith(LOWER_IS_BETTER) else '↑'}"
 
 
 def _ms_label(value: float) -> str:
@@ -207,10 +220,9 @@ def plot_results(path: Path, dataset_name: str, summaries: Sequence[ModeSummary]
         bars = ax_q.bar(xs, values, bar_w, label=summary.mode, color=colors[i])
         if len(metrics) * len(modes) <= 40:
             ax_q.bar_label(bars, fmt="%.2f", fontsize=7, padding=1, rotation=90)
-    labels = [f"{name} ↓" if name.startswith(LOWER_IS_BETTER) else name for name in metrics]
-    ax_q.set_xticks(range(len(metrics)), labels, rotation=20, ha="right")
+    ax_q.set_xticks(range(len(metrics)), [direction_label(name) for name in metrics], rotation=20, ha="right")
     ax_q.set_ylim(0, 1.25)
-    ax_q.set_ylabel("score (↓: lower is better)")
+    ax_q.set_ylabel("score (↑ higher is better, ↓ lower is better)")
     ax_q.set_title("Quality")
     ax_q.grid(axis="y", alpha=0.3)
     if not metrics:

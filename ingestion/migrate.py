@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from config import Settings
+from core.command import command
 from retrievers.index import IndexError_, read_generation
 from retrievers.milvus_store import MilvusBuild, MilvusStore
 from retrievers.store import milvus_target
@@ -18,7 +19,7 @@ def migrate_to_milvus(folder: Path, settings: Settings, *, replace: bool = False
     """
     previous = read_generation(folder)
     if previous is None:
-        raise IndexError_(f"no index in {folder} to migrate; build one with: python main.py ingest PATH...")
+        raise IndexError_(f"no index in {folder} to migrate; build one with: {command('ingest PATH...')}")
     docstore, vectors, manifest = previous
     try:
         build = MilvusBuild(

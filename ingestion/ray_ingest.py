@@ -67,7 +67,9 @@ def start_ray(address: str | None, workers: int | None) -> None:
     try:
         import ray
     except ImportError:
-        raise ValueError("--ray needs Ray: pip install -e '.[ray]' (or pip install 'ray[data]')") from None
+        raise ValueError(
+            "--ray needs Ray, an optional extra: bash scripts/setup.sh ray (or pip install '.[ray]')"
+        ) from None
     if ray.is_initialized():
         return
     root = str(Path(__file__).resolve().parent.parent)

@@ -8,7 +8,7 @@ built from settings, once per process and index folder.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,19 @@ def build_context(settings: Settings | None = None, *, index_dir: Path | None = 
         reranker=reranker_for(settings, retrievers.embedder, folder),
         cache=open_answer_cache(settings, folder, generation_key(retrievers.index)),
     )
+
+
+def reopened(context: AgentContext) -> AgentContext:
+    """The same models over the index as it is now (after an ingest): a fresh store, retrievers and
+    answer cache. The old store stays open for runs still reading it."""
+    from retrievers.factory import build_retrievers
+    from retrievers.store import open_store
+
+    settings = context.settings
+    store = open_store(settings)
+    retrievers = build_retrievers(store, settings, context.retrievers.embedder)
+    cache = open_answer_cache(settings, Path(settings.index_dir), generation_key(store))
+    return replace(context, retrievers=retrievers, cache=cache)
 
 
 def reranker_for(settings: Settings, embedder: Embedder, index_dir: Path | None = None) -> Reranker | None:

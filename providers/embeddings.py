@@ -270,7 +270,7 @@ def _local_folder(raw: str, what: str) -> Path:
 
 ST_EXTRA_HINT = (
     "needs torch and sentence-transformers, an optional extra: "
-    "pip install 'torch==2.13.0' && pip install '.[st]' (or choose another model)"
+    "bash scripts/setup.sh st (or pip install 'torch==2.13.0' && pip install '.[st]'; or choose another model)"
 )
 
 

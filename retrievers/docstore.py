@@ -164,6 +164,12 @@ class DocStore:
         with self._lock:
             return [r[0] for r in self._conn.execute("SELECT DISTINCT title FROM chunks WHERE title != ''")]
 
+    def metadata_keys(self) -> set[str]:
+        """Every free-form metadata key some chunk holds (what ``Filters.equals`` can match)."""
+        sql = "SELECT DISTINCT j.key FROM chunks, json_each(chunks.metadata) AS j"
+        with self._lock:
+            return {row[0] for row in self._conn.execute(sql)}
+
     def files(self) -> dict[str, FileRecord]:
         with self._lock:
             rows = self._conn.execute(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from config import Settings
+from core.command import command
 from providers.embeddings import Embedder, make_embedder
 from retrievers.hybrid import HybridRetriever
 from retrievers.index import IndexError_
@@ -52,7 +53,7 @@ def build_retrievers(index: Store, settings: Settings, embedder: Embedder | None
         raise IndexError_(
             f"the index in {index.location} was built with embedder {index.embedder_name!r} but the "
             f"settings select {embedder.name!r}; set AGENTIC_RAG_EMBEDDER accordingly or rebuild with: "
-            "python main.py ingest --rebuild PATH..."
+            + command("ingest --rebuild PATH...")
         )
     vector = VectorRetriever(index, embedder)
     keyword = KeywordRetriever(index)

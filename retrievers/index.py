@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from core.chunks import Chunk, Filters
+from core.command import command
 from core.tokenize import TOKENIZER_VERSION
 from retrievers.bm25 import BM25Index
 from retrievers.docstore import DocStore, FileRecord
@@ -69,7 +70,7 @@ class IndexEmptyError(IndexError_):
 
 
 def empty_index_message(location: object) -> str:
-    return f"the index is empty: run ingest (python main.py ingest PATH...; the index is {location})"
+    return f"the index is empty: run ingest ({command('ingest PATH...')}; the index is {location})"
 
 
 def require_chunks(store: Any) -> None:
@@ -80,7 +81,7 @@ def require_chunks(store: Any) -> None:
 
 
 def rebuild_hint(folder: Path) -> str:
-    return f"rebuild it with: python main.py ingest --rebuild --index {folder} PATH..."
+    return f"rebuild it with: {command(f'ingest --rebuild --index {folder} PATH...')}"
 
 
 @dataclass(frozen=True)
@@ -201,7 +202,7 @@ def _read_pointer(folder: Path) -> dict:
     pointer = folder / POINTER
     if not pointer.exists():
         raise IndexNotFoundError(
-            f"no index in {folder}; create one with: python main.py ingest --index {folder} PATH..."
+            f"no index in {folder}; create one with: {command(f'ingest --index {folder} PATH...')}"
         )
     try:
         data = json.loads(pointer.read_text(encoding="utf-8"))

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from core.chunks import Chunk, Filters
+from core.command import command
 from core.tokenize import TOKENIZER_VERSION
 from retrievers.docstore import FileRecord
 from retrievers.index import IndexError_, IndexNotFoundError, IndexVersionError
@@ -115,7 +116,13 @@ _NO_KEEPALIVE = {"grpc.keepalive_time_ms": 2**31 - 1, "grpc.keepalive_permit_wit
 
 def connect(target: MilvusTarget):
     """A ``MilvusClient`` for the target; a clear one-line error when it cannot be reached."""
-    from pymilvus import MilvusClient
+    try:
+        from pymilvus import MilvusClient
+    except ImportError:
+        raise MilvusStoreError(
+            "the milvus store needs pymilvus, an optional extra: bash scripts/setup.sh milvus "
+            "(or pip install '.[milvus]')"
+        ) from None
 
     _quiet_lite_logs()
 
@@ -230,8 +237,8 @@ class MilvusStore:
         client = connect(target)
         if not client.has_collection(target.collection):
             raise IndexNotFoundError(
-                f"no {target.describe()}; create it with: AGENTIC_RAG_STORE=milvus python main.py ingest "
-                "PATH... (or copy a local index: python main.py index migrate)"
+                f"no {target.describe()}; create it with: AGENTIC_RAG_STORE=milvus {command('ingest')} "
+                f"PATH... (or copy a local index: {command('index migrate')})"
             )
         meta = _read_meta(client, target)
         for name in (target.collection, target.files_collection):
@@ -240,7 +247,7 @@ class MilvusStore:
             raise IndexVersionError(
                 f"the {target.describe()} was written with tokenizer version "
                 f"{meta.get('tokenizer_version')} / store format {meta.get('format')}; this version uses "
-                f"{TOKENIZER_VERSION} / {STORE_FORMAT}; rebuild it with: python main.py ingest --rebuild PATH..."
+                f"{TOKENIZER_VERSION} / {STORE_FORMAT}; rebuild it with: {command('ingest --rebuild PATH...')}"
             )
         return cls(client, target, meta, ef_search=ef_search)
 
@@ -465,7 +472,7 @@ def _read_meta(client, target: MilvusTarget) -> dict[str, Any]:
     if META_KEY not in properties:
         raise MilvusStoreError(
             f"the {target.describe()} was not written by agentic-rag; choose another "
-            "AGENTIC_RAG_MILVUS_COLLECTION or rebuild with: python main.py ingest --rebuild PATH..."
+            f"AGENTIC_RAG_MILVUS_COLLECTION or rebuild with: {command('ingest --rebuild PATH...')}"
         )
     return json.loads(properties[META_KEY])
 

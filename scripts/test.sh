@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# One command: install everything the tests need (incl. PostgreSQL server binaries), run the suite.
+# One command: install everything the tests need (every extra, PostgreSQL server binaries), run the suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh all
 if [ -f .ci/install-postgres.sh ]; then
   bash .ci/install-postgres.sh || echo "warning: could not install PostgreSQL; its tests will skip" >&2
 fi

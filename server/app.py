@@ -6,7 +6,6 @@ Every error is JSON in the OpenAI shape ``{"error": {"message", "type", "code"}}
 
 from __future__ import annotations
 
-import hmac
 import logging
 import time
 import uuid
@@ -24,8 +23,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from core.chunks import Filters
 from graph.run import AskResult
 from memory.checkpointer import CheckpointerError
+from retrievers.filter_keys import UnknownFilterKeyError
 from retrievers.index import IndexEmptyError
 from server.access_log import AccessLog, noted
+from server.auth import bearer_ok
 from server.engine import Engine
 from server.evidence import evidence_for
 from server.openai_compat import ChunkWriter, chat_chunks, resolve_model, sse, usage
@@ -90,18 +91,15 @@ class BodyLimit:
 # --- auth --------------------------------------------------------------------------------------------------
 
 
+UNAUTHORIZED = "missing or wrong bearer token (Authorization: Bearer ...)"
+
+
 def bearer_auth(token: str | None):  # type: ignore[no-untyped-def]
     """A dependency checking ``Authorization: Bearer <token>`` in constant time; open when no token is set."""
-    expected = (token or "").encode()
 
     async def check(request: Request) -> None:
-        if not expected:
-            return
-        scheme, _, given = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), expected):
-            raise ApiError(
-                401, "invalid_api_key", "missing or wrong bearer token (Authorization: Bearer ...)"
-            )
+        if not bearer_ok(request.headers.get("authorization", ""), token):
+            raise ApiError(401, "invalid_api_key", UNAUTHORIZED)
 
     return check
 
@@ -217,6 +215,10 @@ def create_app(engine: Engine) -> FastAPI:
     async def ask(body: AskRequest, request: Request) -> Any:
         noted(request, body.thread_id, body.question)
         filters = _filters(body.filters)
+        try:
+            engine.check_filters(filters)
+        except UnknownFilterKeyError as exc:
+            raise ApiError(400, "invalid_filters", str(exc)) from None
         if body.stream:
             engine.require_documents()
             events = engine.stream(body.question, mode=body.mode, thread_id=body.thread_id, filters=filters)
@@ -326,6 +328,9 @@ def create_app(engine: Engine) -> FastAPI:
 
     add_web_api(api, engine, ApiError)
     app.include_router(api)
+    from server.mcp import mount_mcp
+
+    mount_mcp(app, engine, unauthorized=error_response(401, "invalid_api_key", UNAUTHORIZED))
     mount_page(app)
     app.add_middleware(BodyLimit, max_bytes=settings.serve_max_request_kb * 1024)
     app.add_middleware(

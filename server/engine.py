@@ -14,7 +14,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,6 +73,31 @@ class _ThreadLocks:
                 self.locks[thread_id] = (lock, users - 1)
 
 
+@contextlib.contextmanager
+def running_engine(settings: Settings) -> Iterator[Engine]:
+    """Indexes, models and the checkpointer opened once (a broken setup fails here, with one clear line,
+    before anything listens), the engine closed on the way out: shared by ``serve`` and ``mcp``."""
+    from core.tokenize import tokenize
+    from memory.checkpointer import open_checkpointer
+    from nodes.context import build_context
+    from nodes.state import CHECKPOINT_TYPES
+
+    context = build_context(settings)
+    # jieba reads its dictionary on the first Chinese text (1-6 s here): pay it now, not in the first
+    # Chinese question (bench/mcp_latency.py).
+    tokenize("预热中文分词")
+    with open_checkpointer(
+        sqlite_path=settings.checkpoint_db, postgres_url=settings.postgres_url, allowed_types=CHECKPOINT_TYPES
+    ) as saver:
+        engine = Engine(settings, context, saver)
+        if engine.chunk_count() == 0:
+            log.warning(engine.empty_index_message())
+        try:
+            yield engine
+        finally:
+            engine.close()
+
+
 class Engine:
     """Answer questions for many concurrent requests with shared, once-built components."""
 
@@ -102,6 +127,18 @@ class Engine:
 
     def require_documents(self) -> None:
         require_chunks(self.context.retrievers.index)
+
+    def check_filters(self, filters: Filters | None) -> None:
+        """Refuse a filter key no chunk holds (``UnknownFilterKeyError`` lists the keys it does hold)."""
+        from retrievers.filter_keys import require_known_keys
+
+        require_known_keys(self.context.retrievers.index, filters)
+
+    def reopen(self) -> None:
+        """Read the index as it is now (after an ingest); later runs see the new chunks."""
+        from nodes.context import reopened
+
+        self.context = reopened(self.context)
 
     # -- running --------------------------------------------------------------------------------
 
