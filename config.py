@@ -143,6 +143,16 @@ class Settings(BaseSettings):
         "dense share, chosen on scifact_train + cmrc2018_trial, docs/evaluation.md)",
     )
     keyword_weight: float = Field(default=1.0, ge=0)
+    # --- issue 26: entity graph and summary tree ---------------------------------------------
+    entity_graph: bool = Field(
+        default=True,
+        description="multi-hop searches fuse hybrid with a personalised-PageRank walk over the passage-entity "
+        "graph (docs/evaluation.md, issue 26)",
+    )
+    summary_tree: bool = Field(
+        default=True,
+        description="ingest writes section and document summaries as chunks (level=section|document)",
+    )
     min_keyword_hits: int = Field(default=3, ge=0)
     mode: RetrievalMode = "agentic"
 

@@ -25,6 +25,7 @@ from config import Settings
 from core.chunks import Chunk
 from core.text import detect_language
 from ingestion.documents import LoadedDocument, TextPiece
+from ingestion.entities import with_entities
 from ingestion.indexing import embed_in_batches, embedding_text, progress_interval
 from ingestion.loaders import LoaderError, load_document, regular_file
 from ingestion.records import RECORD_SUFFIXES, load_records
@@ -104,14 +105,14 @@ def load_chunks(
     """Chunks of one file: a document, or for JSON Lines one document per record."""
     if path.suffix.lower() not in RECORD_SUFFIXES:
         doc = load_document(path, max_bytes=max_bytes)
-        return doc, pieces_to_chunks(doc, split_document(doc, config, embed))
+        return doc, with_entities(pieces_to_chunks(doc, split_document(doc, config, embed)))
     records = load_records(path, max_bytes=max_bytes, mtime=path.stat().st_mtime, file_hash=digest)
     chunks: list[Chunk] = []
     for doc, metadata in records:
         chunks.extend(
             pieces_to_chunks(doc, split_document(doc, config, embed), start=len(chunks), extra=metadata)
         )
-    return records[0][0], chunks
+    return records[0][0], with_entities(chunks)
 
 
 def _resolved_root(path: Path) -> Path:
