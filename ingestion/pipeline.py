@@ -32,6 +32,7 @@ from ingestion.records import RECORD_SUFFIXES, load_records
 from ingestion.sinks import open_sink
 from ingestion.sources import scan_sources
 from ingestion.splitter import SplitConfig, split_document
+from ingestion.summaries import summary_chunks
 from providers.embeddings import Embedder
 from retrievers.docstore import FileRecord
 
@@ -174,6 +175,14 @@ def load_file(path: Path, digest: str, settings: Settings, semantic_embed: Any =
 Processor = Callable[[list[tuple[Path, str]]], tuple[list[FileOutcome], np.ndarray]]
 
 
+def add_summaries(outcomes: list[FileOutcome], embedder: Embedder) -> None:
+    """Each loaded document gets its summary tree (section and document summaries) beside its passages."""
+    for outcome in outcomes:
+        if outcome.record is not None and outcome.chunks:
+            outcome.chunks += summary_chunks(outcome.chunks, embedder.embed_documents)
+            outcome.record.n_chunks = len(outcome.chunks)
+
+
 def local_processor(settings: Settings, embedder: Embedder, progress: bool) -> Processor:
     def process(items: list[tuple[Path, str]]) -> tuple[list[FileOutcome], np.ndarray]:
         semantic_embed = embedder.embed_documents if settings.semantic_split else None
@@ -188,6 +197,8 @@ def local_processor(settings: Settings, embedder: Embedder, progress: bool) -> P
                 mininterval=progress_interval(),
             )
         ]
+        if settings.summary_tree and settings.store == "local":
+            add_summaries(outcomes, embedder)
         chunks = [c for o in outcomes for c in o.chunks]
         texts = [embedding_text(c) for c in chunks]
         return outcomes, embed_in_batches(embedder, texts, settings.embed_batch_size, progress)

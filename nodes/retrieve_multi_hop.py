@@ -14,9 +14,8 @@ from core.trace import Decision
 from nodes.common import ctx, event, filters_of, policy_of, question_of
 from nodes.context import AgentContext
 from nodes.policy import second_hop_reason
-from nodes.retrieve import depth, retrieval_update
+from nodes.retrieve import depth, graph_or_hybrid, retrieval_update
 from nodes.state import RESET, AgentState, HopHits, SubQuery
-from retrievers.base import Retriever
 from retrievers.multi_hop import fuse_hops
 
 
@@ -45,12 +44,6 @@ def fan_out(state: AgentState) -> list[Send]:
     ]
 
 
-def first_hop_retriever(context: AgentContext) -> Retriever:
-    """Hybrid fused with the entity-graph walk when the index has entities (issue 26), else hybrid."""
-    graph = context.retrievers.entity_graph
-    return graph if graph is not None and graph.available() else context.retrievers.hybrid
-
-
 def search_sub_query(state: SubQuery, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     context = ctx(runtime)
     if state.through:
@@ -58,7 +51,9 @@ def search_sub_query(state: SubQuery, runtime: Runtime[AgentContext]) -> dict[st
             state.through, state.sub_query, depth(context), state.filters
         )
     else:
-        hits = first_hop_retriever(context).search(state.sub_query, depth(context), state.filters)
+        hits = graph_or_hybrid(context, policy_of(state, context)).search(
+            state.sub_query, depth(context), state.filters
+        )
     return {"hop_hits": [HopHits(query=state.sub_query, hits=hits, through=state.through)]}
 
 
@@ -99,7 +94,7 @@ def merge_hops(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, A
             + (f" ({why})" if why else " (no second hop: the parts answer the question)"),
             sub_queries=searched,
             bridge_hops=len(second),
-            entity_graph=first_hop_retriever(context).name == "entity_graph",
+            entity_graph=graph_or_hybrid(context, policy_of(state, context)).name == "entity_graph",
             hits=len(fused),
         )
     ]

@@ -186,9 +186,9 @@ class EntityGraphRetriever:
         if not graph.edges:
             return []
         entity_seeds = graph.seeds_for(query)
-        passage_seeds = {h.id: 1.0 / (rank + 1) for rank, h in enumerate(hybrid[: self.params.passage_seeds])}
-        if not entity_seeds and not passage_seeds:
+        if not entity_seeds:  # the walk starts from the question's entities; none named, no walk
             return []
+        passage_seeds = {h.id: 1.0 / (rank + 1) for rank, h in enumerate(hybrid[: self.params.passage_seeds])}
         scores = graph.walk(entity_seeds, passage_seeds, self.params)
         order = np.argsort(-scores, kind="stable")
         out: list[ScoredChunk] = []

@@ -10,6 +10,7 @@ from pathlib import Path
 from config import Settings
 from providers.embeddings import Embedder, make_embedder
 from retrievers.entity_graph import EntityGraphRetriever
+from retrievers.global_search import GlobalRetriever
 from retrievers.hybrid import HybridRetriever
 from retrievers.index import IndexError_
 from retrievers.keyword import KeywordRetriever
@@ -30,9 +31,10 @@ class RetrieverSet:
     multi_hop: MultiHopRetriever
     hyde: HydeRetriever
     entity_graph: EntityGraphRetriever | None = None  # None when settings.entity_graph is off
+    summaries: GlobalRetriever | None = None  # the summary tree's search (the global route)
 
     def by_name(self, name: str):
-        if name not in ("vector", "keyword", "hybrid", "multi_hop", "hyde", "entity_graph"):
+        if name not in ("vector", "keyword", "hybrid", "multi_hop", "hyde", "entity_graph", "summaries"):
             raise ValueError(f"unknown retriever {name!r}")
         return getattr(self, name)
 
@@ -75,6 +77,7 @@ def build_retrievers(index: Store, settings: Settings, embedder: Embedder | None
         multi_hop=MultiHopRetriever(hybrid, titles=TitleLinker(index.titles()), rrf_k=settings.rrf_k),
         hyde=HydeRetriever(vector),
         entity_graph=EntityGraphRetriever(hybrid, index) if settings.entity_graph else None,
+        summaries=GlobalRetriever(hybrid),
     )
 
 
