@@ -15,6 +15,7 @@ left out of ordinary searches (``retrievers.levels``); the ``global`` route sear
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ from core.chunks import Chunk
 from core.text import split_sentences
 from retrievers.levels import DOCUMENT, LEVEL_KEY, SECTION
 
+_FENCE_RE = re.compile(r"```.*?(?:```|$)", re.DOTALL)  # code blocks are no summary material
 Embed = Callable[[list[str]], list[list[float]] | np.ndarray]
 # (sentences, how many to keep) -> the summary's sentences; the default picks central ones
 Summarise = Callable[[list[str], int], list[str]]
@@ -116,9 +118,9 @@ def _sentences(
     sentences: list[str] = []
     owners: list[int] = []
     for chunk in passages:
-        for sentence in split_sentences(chunk.text):
+        for sentence in split_sentences(_FENCE_RE.sub("\n\n", chunk.text)):
             sentence = " ".join(sentence.split())
-            if len(sentence) < 8 or sentence in seen:
+            if len(sentence) < 8 or sentence in seen or not _prose(sentence):
                 continue
             seen.add(sentence)
             sentences.append(sentence)
@@ -128,6 +130,14 @@ def _sentences(
         sentences = [sentences[i] for i in keep]
         owners = [owners[i] for i in keep]
     return sentences, owners
+
+
+def _prose(sentence: str) -> bool:
+    """A sentence of prose, not a command, path or table row: mostly letters, and no code fence."""
+    if "```" in sentence or sentence.count("|") >= 2:
+        return False
+    letters = sum(ch.isalpha() for ch in sentence)
+    return letters >= 0.6 * sum(not ch.isspace() for ch in sentence)
 
 
 def _summary(first: Chunk, members: list[Chunk], text: str, level: str, path: list[str], index: int) -> Chunk:

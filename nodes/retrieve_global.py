@@ -11,12 +11,30 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from core.chunks import ScoredChunk
 from core.global_intent import global_scope
+from core.schemas import ChunkJudgement, RetrievalEvaluation
 from core.trace import Decision
 from nodes.common import ctx, event, filters_of, question_of
 from nodes.context import AgentContext
 from nodes.retrieve import current_query, depth, retrieval_update
 from nodes.state import AgentState
+from retrievers.levels import SUMMARY_LEVELS
+
+
+def summaries_evaluation(chunks: list[ScoredChunk]) -> RetrievalEvaluation | None:
+    """The verdict on a global search that found summaries: they are the evidence a whole-document
+    question asks for (the judge would look for its words, 总结 / 这份 / main topics, and retry).
+    None when no summary was found (the index has none): the judge decides as usual."""
+    found = [c for c in chunks if c.chunk.metadata.get("level") in SUMMARY_LEVELS]
+    if not found:
+        return None
+    return RetrievalEvaluation(
+        judgements=[ChunkJudgement(chunk_id=c.id, relevance=1.0, reason="summary") for c in found],
+        is_sufficient=True,
+        suggested_action="answer",
+        reasoning=f"{len(found)} summaries of the documents asked about",
+    )
 
 
 def retrieve_global(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
@@ -30,7 +48,7 @@ def retrieve_global(state: AgentState, runtime: Runtime[AgentContext]) -> dict[s
     else:
         hits = searcher.search(query, depth(context), filters_of(state), scope=scope)
         levels = {h.chunk.metadata.get("level") for h in hits}
-        how = scope if levels & {"document", "section"} else "passages (the index has no summaries)"
+        how = scope if levels & set(SUMMARY_LEVELS) else "passages (the index has no summaries)"
     update = retrieval_update(state, "global", hits, query)
     update["trace"] = [
         event(

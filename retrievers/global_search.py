@@ -22,23 +22,41 @@ Scope = Literal["document", "collection"]
 class GlobalRetriever:
     name = "global"
 
-    def __init__(self, base: Retriever, *, max_documents: int = 12) -> None:
+    def __init__(
+        self, base: Retriever, *, max_documents: int = 12, vote_depth: int = 30, rrf_k: int = 60
+    ) -> None:
         self.base = base
         self.max_documents = max_documents
+        self.vote_depth = vote_depth
+        self.rrf_k = rrf_k
 
     def search(
         self, query: str, k: int, filters: Filters | None = None, scope: Scope = "document"
     ) -> list[ScoredChunk]:
+        passages = self.base.search(query, self.vote_depth, filters)
         documents = self.base.search(query, max(k, self.max_documents), at_level(filters, DOCUMENT))
         if not documents:
-            return self.base.search(query, k, filters)
+            return passages[:k]
+        ranked = self._by_votes(passages, documents)
         if scope == "collection":
-            return _tag(documents[: self.max_documents], "collection")
-        best = documents[0]
+            return _tag(ranked[: self.max_documents], "collection")
+        best = ranked[0]
         scoped = at_level(filters, SECTION)
         scoped.equals["source"] = best.chunk.source
         sections = self.base.search(query, k, scoped)
         return _tag([best, *sections][:k], "document")
+
+    def _by_votes(self, passages: list[ScoredChunk], documents: list[ScoredChunk]) -> list[ScoredChunk]:
+        """Document summaries ordered by which document the question is about: reciprocal-rank votes
+        of its passages among the best passages, plus its summary's own rank (a title or summary
+        that matches the question's words is one vote; many matching passages are many)."""
+        votes: dict[str, float] = {}
+        for rank, hit in enumerate(passages, start=1):
+            votes[hit.chunk.source] = votes.get(hit.chunk.source, 0.0) + 1.0 / (self.rrf_k + rank)
+        for rank, hit in enumerate(documents, start=1):
+            votes[hit.chunk.source] = votes.get(hit.chunk.source, 0.0) + 1.0 / (self.rrf_k + rank)
+        order = sorted(range(len(documents)), key=lambda i: (-votes[documents[i].chunk.source], i))
+        return [documents[i] for i in order]
 
 
 def _tag(hits: list[ScoredChunk], scope: str) -> list[ScoredChunk]:
