@@ -37,7 +37,7 @@ class TreeParams:
     document_sentences: int = 6
     max_sentences: int = 240  # sentences embedded per document at most (evenly spaced beyond that)
     duplicate_cosine: float = 0.92  # a sentence this close to one already chosen adds nothing
-    min_section_chunks: int = 2  # a one-passage section is its own summary
+    min_section_chunks: int = 1  # sections of one passage too: the tree covers every section
 
 
 def central_sentences(vectors: np.ndarray, keep: int, duplicate_cosine: float = 0.92) -> list[int]:

@@ -47,15 +47,17 @@ class GlobalRetriever:
         return _tag([best, *sections][:k], "document")
 
     def _by_votes(self, passages: list[ScoredChunk], documents: list[ScoredChunk]) -> list[ScoredChunk]:
-        """Document summaries ordered by which document the question is about: reciprocal-rank votes
-        of its passages among the best passages, plus its summary's own rank (a title or summary
-        that matches the question's words is one vote; many matching passages are many)."""
+        """Document summaries ordered by which document the question is about: the reciprocal rank of
+        its best passage among the best passages plus that of its summary (reciprocal rank fusion of
+        the two rankings of documents)."""
         votes: dict[str, float] = {}
-        for rank, hit in enumerate(passages, start=1):
-            votes[hit.chunk.source] = votes.get(hit.chunk.source, 0.0) + 1.0 / (self.rrf_k + rank)
-        for rank, hit in enumerate(documents, start=1):
-            votes[hit.chunk.source] = votes.get(hit.chunk.source, 0.0) + 1.0 / (self.rrf_k + rank)
-        order = sorted(range(len(documents)), key=lambda i: (-votes[documents[i].chunk.source], i))
+        for rank, hit in enumerate(passages, start=1):  # a document's best passage, not its number of
+            votes.setdefault(hit.chunk.source, 1.0 / (self.rrf_k + rank))  # passages: long ones would win
+        fused = {
+            hit.chunk.source: votes.get(hit.chunk.source, 0.0) + 1.0 / (self.rrf_k + rank)
+            for rank, hit in enumerate(documents, start=1)
+        }
+        order = sorted(range(len(documents)), key=lambda i: (-fused[documents[i].chunk.source], i))
         return [documents[i] for i in order]
 
 
