@@ -179,7 +179,11 @@ def add_summaries(outcomes: list[FileOutcome], embedder: Embedder) -> None:
     """Each loaded document gets its summary tree (section and document summaries) beside its passages."""
     for outcome in outcomes:
         if outcome.record is not None and outcome.chunks:
-            outcome.chunks += summary_chunks(outcome.chunks, embedder.embed_documents)
+            documents: dict[object, list[Chunk]] = {}  # a JSON Lines file holds one document per record
+            for chunk in outcome.chunks:
+                documents.setdefault(chunk.metadata.get("doc_id"), []).append(chunk)
+            for passages in documents.values():
+                outcome.chunks += summary_chunks(passages, embedder.embed_documents)
             outcome.record.n_chunks = len(outcome.chunks)
 
 

@@ -38,6 +38,7 @@ class TreeParams:
     max_sentences: int = 240  # sentences embedded per document at most (evenly spaced beyond that)
     duplicate_cosine: float = 0.92  # a sentence this close to one already chosen adds nothing
     min_section_chunks: int = 1  # sections of one passage too: the tree covers every section
+    min_document_passages: int = 3  # a document of one or two passages is read whole by any search
 
 
 def central_sentences(vectors: np.ndarray, keep: int, duplicate_cosine: float = 0.92) -> list[int]:
@@ -60,14 +61,14 @@ def central_sentences(vectors: np.ndarray, keep: int, duplicate_cosine: float = 
 def summary_chunks(
     chunks: list[Chunk], embed: Embed, params: TreeParams | None = None, summarise: Summarise | None = None
 ) -> list[Chunk]:
-    """Section and document summary chunks for one document's passages (none for a one-passage document).
+    """Section and document summary chunks for one document's passages (none for a short document).
 
     All sentences of the document are embedded in one call; sections and the document then choose from
     the same vectors.
     """
     params = params or TreeParams()
     passages = [c for c in chunks if not c.metadata.get(LEVEL_KEY)]
-    if len(passages) < 2:
+    if len(passages) < params.min_document_passages:
         return []
     sections = _sections(passages)
     sentences, owners = _sentences(passages, sections, params.max_sentences)

@@ -58,6 +58,10 @@ Members planted three hundred tulip bulbs along the river path in March.
 ## Summer fair
 
 The summer fair raised money for new watering cans and a greenhouse heater.
+
+## Autumn talks
+
+A beekeeper from the valley spoke about keeping hives through a wet autumn.
 """
 
 
