@@ -10,6 +10,8 @@ import pytest
 
 from core.chunks import Filters
 from core.global_intent import global_scope, global_score, is_global
+from graph.builder import build_graph
+from graph.run import ask
 from retrievers.levels import DOCUMENT, SECTION, at_level
 
 SET = Path(__file__).parent / "data" / "global_questions.jsonl"
@@ -107,6 +109,24 @@ def report_index(tmp_path, settings, embedder):
     return docs, settings
 
 
+@pytest.fixture
+def agent(report_index, embedder):
+    """The offline agent's context over the report index."""
+    from nodes.context import AgentContext
+    from providers.brain import offline_brain
+    from retrievers.factory import build_retrievers
+
+    _, settings = report_index
+    store = _store(settings)
+    yield AgentContext(
+        settings=settings,
+        retrievers=build_retrievers(store, settings, embedder),
+        brain=offline_brain(embedder=embedder),
+        reranker=None,
+    )
+    store.close()
+
+
 def _store(settings):
     from retrievers.store import open_store
 
@@ -184,56 +204,22 @@ def test_an_unchanged_document_keeps_its_summaries_and_a_changed_one_is_resummar
     ],
 )
 def test_a_whole_document_question_takes_the_global_route_and_cites_its_summaries(
-    report_index, embedder, question, source, words
+    agent, question, source, words
 ):
-    from graph.builder import build_graph
-    from graph.run import ask
-    from nodes.context import AgentContext
-    from providers.brain import offline_brain
-    from retrievers.factory import build_retrievers
-
-    _, settings = report_index
-    store = _store(settings)
-    try:
-        context = AgentContext(
-            settings=settings,
-            retrievers=build_retrievers(store, settings, embedder),
-            brain=offline_brain(embedder=embedder),
-            reranker=None,
-        )
-        result = ask(build_graph(), question, context=context, mode="agentic")
-        nodes = [e.node for e in result.trace]
-        assert "retrieve_global" in nodes and "rewrite_query" not in nodes, result.trace_line()
-        assert result.citations and all(c.source.endswith(source) for c in result.citations)
-        assert all(word in result.answer for word in words), result.answer
-        assert not result.insufficient
-        # the same question in a fixed passage mode stays on passages
-        hybrid = ask(build_graph(), question, context=context, mode="hybrid")
-        assert "retrieve_global" not in [e.node for e in hybrid.trace]
-    finally:
-        store.close()
+    result = ask(build_graph(), question, context=agent, mode="agentic")
+    nodes = [e.node for e in result.trace]
+    assert "retrieve_global" in nodes and "rewrite_query" not in nodes, result.trace_line()
+    assert result.citations and all(c.source.endswith(source) for c in result.citations)
+    assert all(word in result.answer for word in words), result.answer
+    assert not result.insufficient
+    # the same question in a fixed passage mode stays on passages
+    hybrid = ask(build_graph(), question, context=agent, mode="hybrid")
+    assert "retrieve_global" not in [e.node for e in hybrid.trace]
 
 
-def test_a_collection_question_gets_one_summary_per_document(report_index, embedder):
-    from graph.builder import build_graph
-    from graph.run import ask
-    from nodes.context import AgentContext
-    from providers.brain import offline_brain
-    from retrievers.factory import build_retrievers
-
-    _, settings = report_index
-    store = _store(settings)
-    try:
-        context = AgentContext(
-            settings=settings,
-            retrievers=build_retrievers(store, settings, embedder),
-            brain=offline_brain(embedder=embedder),
-            reranker=None,
-        )
-        for question in ("What are the main topics of these docs?", "这些文档主要讲什么"):
-            result = ask(build_graph(), question, context=context, mode="agentic")
-            assert "retrieve_global" in [e.node for e in result.trace], result.trace_line()
-            cited = {c.source.rsplit("/", 1)[-1] for c in result.citations}
-            assert cited == {"harbour.md", "library.md", "garden.md"}, result.answer
-    finally:
-        store.close()
+def test_a_collection_question_gets_one_summary_per_document(agent):
+    for question in ("What are the main topics of these docs?", "这些文档主要讲什么"):
+        result = ask(build_graph(), question, context=agent, mode="agentic")
+        assert "retrieve_global" in [e.node for e in result.trace], result.trace_line()
+        cited = {c.source.rsplit("/", 1)[-1] for c in result.citations}
+        assert cited == {"harbour.md", "library.md", "garden.md"}, result.answer
