@@ -200,6 +200,7 @@ def test_an_unchanged_document_keeps_its_summaries_and_a_changed_one_is_resummar
     ("question", "source", "words"),
     [
         ("总结山城图书馆年度报告的主要结论", "library.md", ["扩建阅览室"]),
+        ("总结这份报告的主要结论", "library.md", ["扩建阅览室"]),  # names no words of the report at all
         ("Summarise the harbour safety report.", "harbour.md", ["fender boards"]),
     ],
 )
@@ -209,6 +210,8 @@ def test_a_whole_document_question_takes_the_global_route_and_cites_its_summarie
     result = ask(build_graph(), question, context=agent, mode="agentic")
     nodes = [e.node for e in result.trace]
     assert "retrieve_global" in nodes and "rewrite_query" not in nodes, result.trace_line()
+    judged = next(e for e in result.trace if e.node == "evaluate")
+    assert judged.detail == "summaries found"  # the summaries are the evidence, not the judge's word match
     assert result.citations and all(c.source.endswith(source) for c in result.citations)
     assert all(word in result.answer for word in words), result.answer
     assert not result.insufficient
@@ -223,3 +226,16 @@ def test_a_collection_question_gets_one_summary_per_document(agent):
         assert "retrieve_global" in [e.node for e in result.trace], result.trace_line()
         cited = {c.source.rsplit("/", 1)[-1] for c in result.citations}
         assert cited == {"harbour.md", "library.md", "garden.md"}, result.answer
+
+
+def test_summaries_are_the_evidence_and_passages_alone_are_left_to_the_judge():
+    from core.chunks import Chunk, ScoredChunk
+    from nodes.retrieve_global import summaries_evaluation
+
+    def hit(cid: str, level: str | None) -> ScoredChunk:
+        meta = {"level": level} if level else {}
+        return ScoredChunk(chunk=Chunk(id=cid, text="t", source="s.md", metadata=meta), score=1.0)
+
+    verdict = summaries_evaluation([hit("d", DOCUMENT), hit("s", SECTION), hit("p", None)])
+    assert verdict is not None and verdict.is_sufficient and verdict.relevant_ids() == ["d", "s"]
+    assert summaries_evaluation([hit("p", None)]) is None
