@@ -150,8 +150,9 @@ class Settings(BaseSettings):
         "graph (docs/evaluation.md, issue 26)",
     )
     summary_tree: bool = Field(
-        default=True,
-        description="ingest writes section and document summaries as chunks (level=section|document)",
+        default=False,
+        description="ingest writes section and document summaries as chunks (level=section|document) for "
+        "the global route; opt-in until searches skip summaries without a position mask",
     )
     min_keyword_hits: int = Field(default=3, ge=0)
     mode: RetrievalMode = "agentic"

@@ -45,14 +45,22 @@ def main() -> int:
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--reranker", default="lexical")
     args = parser.parse_args()
-    rows = [json.loads(x) for x in (args.set / "facts.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    rows = [
+        json.loads(x)
+        for x in (args.set / "facts.jsonl").read_text(encoding="utf-8").splitlines()
+        if x.strip()
+    ]
     with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(index_dir=Path(tmp) / "index", reranker=args.reranker, answer_cache=False)
+        settings = Settings(
+            index_dir=Path(tmp) / "index", reranker=args.reranker, answer_cache=False, summary_tree=True
+        )
         ingest_paths([args.set / "docs"], settings, embedder_for(settings), progress=False)
         context = build_context(settings)
         app = build_graph()
         totals: dict[str, list[float]] = {}
-        print(f"| document | lang | global top-{args.k} | passages top-{args.k} | answer agentic | answer hybrid |")
+        print(
+            f"| document | lang | global top-{args.k} | passages top-{args.k} | answer agentic | answer hybrid |"
+        )
         print("|---|---|---:|---:|---:|---:|")
         for row in rows:
             q, facts = row["question"], row["facts"]
@@ -68,7 +76,11 @@ def main() -> int:
             }
             for name, value in scores.items():
                 totals.setdefault(name, []).append(value)
-            print(f"| {row['doc']} | {row['language']} | " + " | ".join(f"{v:.3f}" for v in scores.values()) + " |")
+            print(
+                f"| {row['doc']} | {row['language']} | "
+                + " | ".join(f"{v:.3f}" for v in scores.values())
+                + " |"
+            )
         means = {name: sum(v) / len(v) for name, v in totals.items()}
         print("| **mean** | | " + " | ".join(f"**{v:.3f}**" for v in means.values()) + " |")
         context.close() if hasattr(context, "close") else context.retrievers.index.close()

@@ -68,7 +68,8 @@ def write_draft(state: AgentState, context: AgentContext, passages: list[Passage
     """The brain's answer; offline, a whole-document or collection question that the global route
     answered from summaries is answered by quoting them (``providers.summary_answer``)."""
     question = question_of(state)
-    if state.get("strategy") == "global" and context.brain.name == "offline" and passages:
+    summarised = any(h.chunk.metadata.get("level") for h in state.get("retrieved") or [])
+    if state.get("strategy") == "global" and context.brain.name == "offline" and passages and summarised:
         return summary_answer(question, passages, global_scope(question))
     return context.brain.write(question, passages)
 

@@ -104,7 +104,7 @@ def report_index(tmp_path, settings, embedder):
     (docs / "harbour.md").write_text(EN_REPORT, encoding="utf-8")
     (docs / "library.md").write_text(ZH_REPORT, encoding="utf-8")
     (docs / "garden.md").write_text(OTHER, encoding="utf-8")
-    settings = settings.model_copy(update={"chunk_size": 200, "chunk_overlap": 0})
+    settings = settings.model_copy(update={"chunk_size": 200, "chunk_overlap": 0, "summary_tree": True})
     ingest_paths([docs], settings, embedder, progress=False)
     return docs, settings
 
