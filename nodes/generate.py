@@ -8,12 +8,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from core.schemas import Citation, Passage
+from core.global_intent import global_scope
+from core.schemas import Citation, DraftAnswer, Passage
 from core.text import CITATION_RE, parse_citations, replace_citations
 from core.trace import Decision
 from nodes.common import ctx, event, question_of
 from nodes.context import AgentContext
 from nodes.state import AgentState
+from providers.summary_answer import summary_answer
 
 
 def citations_for(answer: str, passages: list[Passage]) -> list[Citation]:
@@ -62,11 +64,21 @@ def strip_unknown_markers(answer: str, passages: list[Passage]) -> str:
     return replace_citations(answer, lambda n: n in numbers)
 
 
+def write_draft(state: AgentState, context: AgentContext, passages: list[Passage]) -> DraftAnswer:
+    """The brain's answer; offline, a whole-document or collection question that the global route
+    answered from summaries is answered by quoting them (``providers.summary_answer``)."""
+    question = question_of(state)
+    summarised = any(h.chunk.metadata.get("level") for h in state.get("retrieved") or [])
+    if state.get("strategy") == "global" and context.brain.name == "offline" and passages and summarised:
+        return summary_answer(question, passages, global_scope(question))
+    return context.brain.write(question, passages)
+
+
 def generate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     started = time.perf_counter()
     context = ctx(runtime)
     passages = state.get("passages") or []
-    draft = context.brain.write(question_of(state), passages)
+    draft = write_draft(state, context, passages)
     answer, passages = renumber_by_first_use(strip_unknown_markers(draft.answer, passages), passages)
     citations = citations_for(answer, passages)
     insufficient = draft.insufficient or not passages

@@ -43,6 +43,7 @@ class ModePolicy:
     loop: bool = False  # evaluate the evidence and retry while it is insufficient
     second_hop: bool = False  # multi-hop searches again through the bridge entities the first hop found
     keyword_top_up: bool = True  # keyword search adds vector hits when BM25 finds too few
+    entity_graph: bool = False  # hybrid and first-hop searches fuse the entity-graph walk (issue 26)
     strategy: StrategyName | None = None
 
 
@@ -52,7 +53,9 @@ POLICIES: dict[Mode, ModePolicy] = {
     "hybrid": ModePolicy(strategy="hybrid"),
     "hybrid_rerank": ModePolicy(strategy="hybrid", rerank=True),
     "self_query": ModePolicy(analyse=True, rerank=True),
-    "agentic": ModePolicy(analyse=True, follow_recommendation=True, rerank=True, loop=True, second_hop=True),
+    "agentic": ModePolicy(
+        analyse=True, follow_recommendation=True, rerank=True, loop=True, second_hop=True, entity_graph=True
+    ),
 }
 
 
@@ -87,6 +90,8 @@ def route_reason(policy: ModePolicy, analysis: QueryAnalysis | None) -> tuple[St
         return ("multi_hop", f"{parts} parts") if parts else ("hybrid", "single search")
     if analysis is None:
         return "hybrid", "no analysis"
+    if analysis.recommended_strategy == "global":
+        return "global", "a question about a whole document or collection: its summaries"
     if parts >= 2:
         kind = "a nested relation" if any(is_bridge_template(q) for q in analysis.sub_queries) else "parts"
         return "multi_hop", f"{parts} sub-queries ({kind}): one search each"
@@ -194,7 +199,8 @@ def strategy_after(evaluation: RetrievalEvaluation, current: str) -> StrategyNam
     # node set them: evidence_hop_reason); with sub-queries it searches each part again
     if suggested:
         return suggested
-    if current in ("keyword", "vector") or current not in get_args(StrategyName):
+    # the summaries of a global search were not enough: the passages they summarise are next
+    if current in ("keyword", "vector", "global") or current not in get_args(StrategyName):
         return "hybrid"
     return current  # type: ignore[return-value]
 

@@ -8,6 +8,7 @@ from typing import Any
 from core.chunks import ScoredChunk
 from nodes.common import filters_of, question_of
 from nodes.context import AgentContext
+from nodes.policy import ModePolicy
 from nodes.state import AgentState
 from retrievers.base import Retriever
 
@@ -25,6 +26,15 @@ def retrieval_update(state: AgentState, strategy: str, hits: list[ScoredChunk], 
 
 def depth(context: AgentContext) -> int:
     return max(context.settings.candidate_k, context.settings.top_k)
+
+
+def graph_or_hybrid(context: AgentContext, policy: ModePolicy) -> Retriever:
+    """Hybrid fused with the entity-graph walk where the mode asks for it and the index has entities
+    (issue 26; an index ingested before entities existed has none), else plain hybrid."""
+    graph = context.retrievers.entity_graph
+    if policy.entity_graph and graph is not None and graph.available():
+        return graph
+    return context.retrievers.hybrid
 
 
 def search(

@@ -13,8 +13,8 @@ from core.schemas import strip_bridge
 from core.trace import Decision
 from nodes.common import ctx, event, filters_of, policy_of, question_of
 from nodes.context import AgentContext
-from nodes.policy import second_hop_reason
-from nodes.retrieve import depth, retrieval_update
+from nodes.policy import policy_for, second_hop_reason
+from nodes.retrieve import depth, graph_or_hybrid, retrieval_update
 from nodes.state import RESET, AgentState, HopHits, SubQuery
 from retrievers.multi_hop import fuse_hops
 
@@ -32,15 +32,17 @@ def sub_queries_of(state: AgentState) -> list[str]:
 def fan_out(state: AgentState) -> list[Send]:
     """One Send per sub-query, or per document to hop through; each carries only what that search needs."""
     filters = filters_of(state)
+    mode = state.get("mode")
     targets = state.get("hop_targets") or []
     if targets:  # one hop further: the question as asked, searched within each named document
         question = question_of(state)
         return [
-            Send("search_sub_query", SubQuery(sub_query=question, filters=filters, through=target))
+            Send("search_sub_query", SubQuery(sub_query=question, filters=filters, through=target, mode=mode))
             for target in targets
         ]
     return [
-        Send("search_sub_query", SubQuery(sub_query=sub, filters=filters)) for sub in sub_queries_of(state)
+        Send("search_sub_query", SubQuery(sub_query=sub, filters=filters, mode=mode))
+        for sub in sub_queries_of(state)
     ]
 
 
@@ -51,7 +53,8 @@ def search_sub_query(state: SubQuery, runtime: Runtime[AgentContext]) -> dict[st
             state.through, state.sub_query, depth(context), state.filters
         )
     else:
-        hits = context.retrievers.hybrid.search(state.sub_query, depth(context), state.filters)
+        policy = policy_for(state.mode or context.settings.mode)
+        hits = graph_or_hybrid(context, policy).search(state.sub_query, depth(context), state.filters)
     return {"hop_hits": [HopHits(query=state.sub_query, hits=hits, through=state.through)]}
 
 
@@ -92,6 +95,7 @@ def merge_hops(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, A
             + (f" ({why})" if why else " (no second hop: the parts answer the question)"),
             sub_queries=searched,
             bridge_hops=len(second),
+            entity_graph=graph_or_hybrid(context, policy_of(state, context)).name == "entity_graph",
             hits=len(fused),
         )
     ]

@@ -51,6 +51,7 @@ class SubQuery(BaseModel):
     sub_query: str
     filters: Filters | None = None
     through: str = ""  # search the sub-query within this linked document (a second hop), not the corpus
+    mode: str | None = None  # the question's mode (its policy decides whether the entity graph joins in)
 
 
 class AgentState(TypedDict, total=False):

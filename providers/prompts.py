@@ -25,12 +25,13 @@ DATA_NOT_INSTRUCTIONS = (
 
 ANALYZE_SYSTEM = """You analyse questions for a document search engine. Reply with one JSON object only:
 {"query_type": "factual|analytical|comparative|procedural", "complexity": "simple|moderate|complex",
- "sub_queries": [], "recommended_strategy": "vector|keyword|hybrid|multi_hop", "reasoning": "",
+ "sub_queries": [], "recommended_strategy": "vector|keyword|hybrid|multi_hop|global", "reasoning": "",
  "entities": [], "identifiers": [], "language": "zh|en"}
 - comparative or multi-part questions: one sub_query per part, strategy multi_hop
 - exact codes, versions, error numbers, function names go in identifiers; prefer keyword or hybrid
 - conceptual or paraphrased questions: vector or hybrid
-- sub_queries and language follow the question's language (中文问题用中文子查询)"""
+- sub_queries and language follow the question's language (中文问题用中文子查询)
+- a request to summarise or give the main points of a whole document or of the whole collection: global"""
 
 JUDGE_SYSTEM = f"""You judge whether retrieved passages can answer a question. {DATA_NOT_INSTRUCTIONS}
 Reply with one JSON object only:

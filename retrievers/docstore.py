@@ -200,6 +200,17 @@ class DocStore:
         mask[positions[positions < size]] = True
         return mask
 
+    def passage_mask(self, size: int) -> np.ndarray | None:
+        """Boolean mask of chunks that are passages, None when every chunk is one (no summary tree)."""
+        sql = "SELECT pos FROM chunks WHERE json_extract(metadata, '$.level') IN ('section', 'document')"
+        with self._lock:
+            positions = np.fromiter((r[0] for r in self._conn.execute(sql)), dtype=np.int64)
+        if not len(positions):
+            return None
+        mask = np.ones(size, dtype=bool)
+        mask[positions[positions < size]] = False
+        return mask
+
 
 def _filter_sql(filters: Filters) -> tuple[list[str], list[object]]:
     clauses: list[str] = []

@@ -10,6 +10,8 @@ from pathlib import Path
 from config import Settings
 from core.command import command
 from providers.embeddings import Embedder, make_embedder
+from retrievers.entity_graph import EntityGraphRetriever
+from retrievers.global_search import GlobalRetriever
 from retrievers.hybrid import HybridRetriever
 from retrievers.index import IndexError_
 from retrievers.keyword import KeywordRetriever
@@ -29,9 +31,11 @@ class RetrieverSet:
     hybrid: HybridRetriever
     multi_hop: MultiHopRetriever
     hyde: HydeRetriever
+    entity_graph: EntityGraphRetriever | None = None  # None when settings.entity_graph is off
+    summaries: GlobalRetriever | None = None  # the summary tree's search (the global route)
 
     def by_name(self, name: str):
-        if name not in ("vector", "keyword", "hybrid", "multi_hop", "hyde"):
+        if name not in ("vector", "keyword", "hybrid", "multi_hop", "hyde", "entity_graph", "summaries"):
             raise ValueError(f"unknown retriever {name!r}")
         return getattr(self, name)
 
@@ -73,6 +77,8 @@ def build_retrievers(index: Store, settings: Settings, embedder: Embedder | None
         hybrid=hybrid,
         multi_hop=MultiHopRetriever(hybrid, titles=TitleLinker(index.titles()), rrf_k=settings.rrf_k),
         hyde=HydeRetriever(vector),
+        entity_graph=EntityGraphRetriever(hybrid, index) if settings.entity_graph else None,
+        summaries=GlobalRetriever(hybrid),
     )
 
 

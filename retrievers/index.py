@@ -38,6 +38,7 @@ from core.command import command
 from core.tokenize import TOKENIZER_VERSION
 from retrievers.bm25 import BM25Index
 from retrievers.docstore import DocStore, FileRecord
+from retrievers.levels import names_level
 from retrievers.vector_index import DEFAULT_EF_SEARCH, HnswParams, VectorIndex
 
 FORMAT_NAME = "agentic-rag-index"
@@ -122,14 +123,28 @@ class Index:
         return str(self.manifest["embedder"])
 
     def mask(self, filters: Filters | None) -> np.ndarray | None:
-        if filters is None or filters.is_empty():
-            return None
-        key = filters.model_dump_json()
+        """Positions a search may return: those passing the filters, and only passages (no summary
+        chunks) unless the filters name a level."""
+        key = filters.model_dump_json() if filters is not None else ""
         if key not in self._mask_cache:
             if len(self._mask_cache) > 64:
                 self._mask_cache.clear()
-            self._mask_cache[key] = self.docstore.allowed_mask(filters, self.size)
+            allowed = (
+                None
+                if filters is None or filters.is_empty()
+                else self.docstore.allowed_mask(filters, self.size)
+            )
+            passages = None if names_level(filters) else self._passages()
+            if allowed is not None and passages is not None:
+                allowed = allowed & passages
+            self._mask_cache[key] = passages if allowed is None else allowed
         return self._mask_cache[key]
+
+    def _passages(self) -> np.ndarray | None:
+        """Mask of the passages when the index holds summary chunks, else None (nothing to leave out)."""
+        if "passages" not in self._mask_cache:
+            self._mask_cache["passages"] = self.docstore.passage_mask(self.size)
+        return self._mask_cache["passages"]
 
     # --- search: positions first, chunks only for what the caller keeps -------------------------
     def vector_search(

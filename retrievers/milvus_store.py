@@ -43,6 +43,7 @@ from core.command import command
 from core.tokenize import TOKENIZER_VERSION
 from retrievers.docstore import FileRecord
 from retrievers.index import IndexError_, IndexNotFoundError, IndexVersionError
+from retrievers.levels import names_level
 from retrievers.milvus_filters import NOTHING, literal, meta_text, to_expression
 
 STORE_FORMAT = 1
@@ -64,6 +65,8 @@ CHUNK_FIELDS = [
     "metadata",
 ]
 FILE_FIELDS = ["source", "file_hash", "mtime", "size", "n_chunks", "ingested_at"]
+# Milvus JSON: a passage has no ``level`` key (summary chunks do; issue 26)
+PASSAGES_ONLY = 'not exists meta_text["level"]'
 _BATCH = 500
 _EMPTY_KEYS = np.array([], dtype=object)
 _EMPTY_SCORES = np.array([], dtype=np.float32)
@@ -229,6 +232,7 @@ class MilvusStore:
         self.meta = meta
         self.ef_search = ef_search
         self._titles: list[str] | None = None
+        self._summaries: bool | None = None
         self._lock = threading.Lock()
 
     # --- opening ------------------------------------------------------------------------------
@@ -348,7 +352,21 @@ class MilvusStore:
         return [(chunks[k], float(s)) for k, s in pairs if k in chunks]
 
     def expression(self, filters: Filters | None) -> str:
-        return to_expression(filters, self.sources)
+        """The filters' expression; summary chunks (issue 26) are left out unless the filters name a level."""
+        expression = to_expression(filters, self.sources)
+        if expression == NOTHING or names_level(filters) or not self._has_summaries():
+            return expression
+        return f"({expression}) and ({PASSAGES_ONLY})" if expression else PASSAGES_ONLY
+
+    def _has_summaries(self) -> bool:
+        """Whether any chunk carries a summary-tree level (checked once per opened store and write)."""
+        with self._lock:
+            if self._summaries is None:
+                found = self.client.query(
+                    self.target.collection, filter=f"not ({PASSAGES_ONLY})", output_fields=["pk"], limit=1
+                )
+                self._summaries = bool(found)
+            return self._summaries
 
     def titles(self) -> list[str]:
         """Distinct non-empty titles (for multi-hop title linking); read once per opened store."""
@@ -417,6 +435,7 @@ class MilvusStore:
                 batch = []
         written += self._upsert(batch)
         self._titles = None
+        self._summaries = None
         return written
 
     def _upsert(self, batch: list[dict[str, Any]]) -> int:
@@ -429,6 +448,7 @@ class MilvusStore:
         for start in range(0, len(ids), _BATCH):
             self.client.delete(self.target.collection, ids=[key(i) for i in ids[start : start + _BATCH]])
         self._titles = None
+        self._summaries = None
         return len(ids)
 
     def ids_of(self, sources: Iterable[str]) -> dict[str, list[str]]:

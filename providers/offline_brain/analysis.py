@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from core.global_intent import global_score, is_global
 from core.schemas import Complexity, QueryAnalysis, QueryType, StrategyName
 from core.text import CJK_RE, contains_cjk, detect_language
 from core.tokenize import identifiers_in, tokenize
@@ -431,6 +432,8 @@ def analyze_question(question: str) -> QueryAnalysis:
     exact = exact_terms(text)
     complexity = estimate_complexity(text, sub_queries, entities)
     strategy, why = recommend_strategy(text, query_type, sub_queries, exact, bridge)
+    if is_global(text):  # issue 26: a whole-document or collection question (core.global_intent)
+        strategy, why = "global", f"whole-document/collection question (score {global_score(text):.2f})"
     cue_text = f"cues {', '.join(dict.fromkeys(cues))}" if cues else "no type cue"
     reasoning = f"{query_type} ({cue_text}); {complexity}; {strategy} because {why}."
     return QueryAnalysis(

@@ -1,0 +1,237 @@
+"""Entity-graph retrieval (HippoRAG-style): personalised PageRank over a passage–entity graph, fused
+with hybrid search.
+
+The graph is the index's own data: every passage stores the entities ingest found in it (chunk
+metadata ``entities``, from ``core.entities``), so it is incremental, survives re-ingest and every
+index generation, and is the same over the local index and Milvus. It is assembled into a scipy
+sparse matrix the first time it is searched. A question seeds the walk at the entities it names
+(weighted by specificity, 1 / number of passages naming the entity, as HippoRAG does) and at hybrid
+search's best passages; the walk reaches the bridge passage that shares an entity, not words, with
+the question. Its ranking is fused with hybrid's by weighted reciprocal rank fusion.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+from core.chunks import Chunk, Filters, ScoredChunk
+from core.entities import entity_key, mentioned_keys
+from retrievers.base import Retriever
+from retrievers.fusion import reciprocal_rank_fusion
+from retrievers.store import Store
+
+log = logging.getLogger(__name__)
+
+ENTITIES_KEY = "entities"  # chunk metadata: the entity names ingest found in the passage
+
+
+@dataclass(frozen=True)
+class GraphParams:
+    """Walk and fusion settings (chosen on hotpotqa_hipporag100; docs/evaluation.md, issue 26)."""
+
+    damping: float = 0.7  # probability of following an edge rather than restarting at a seed
+    iterations: int = 30
+    passage_seeds: int = 10  # hybrid's best passages that also seed the walk
+    passage_seed_share: float = 0.05  # of the restart mass (the rest goes to the question's entities)
+    fusion_weight: float = 1.0  # the graph ranking's RRF weight beside hybrid's 1.0
+    max_entity_share: float = 0.05  # entities in more passages than this share link nothing (too common)
+
+
+class EntityGraph:
+    """Passages × entities, binary, with the transition matrices of the walk."""
+
+    def __init__(
+        self,
+        ids: list[str],
+        entity_lists: list[list[str]],
+        texts: list[str] | None = None,
+        max_entity_share: float = 0.05,
+    ) -> None:
+        """``entity_lists``: what ingest extracted per passage. With ``texts`` each passage is also
+        linked to every entity of the whole collection it names (the extractor finds "University of
+        Copenhagen" in one passage; another passage's "Copenhagen" is the same place when some
+        passage made it an entity)."""
+        self.ids = ids
+        self.vocab: dict[str, int] = {}
+        keys = [[k for k in dict.fromkeys(entity_key(n) for n in names) if k] for names in entity_lists]
+        for row_keys in keys:
+            for key in row_keys:
+                self.vocab.setdefault(key, len(self.vocab))
+        rows: list[int] = []
+        cols: list[int] = []
+        for row, row_keys in enumerate(keys):
+            linked = dict.fromkeys(row_keys)
+            if texts is not None:
+                linked.update(dict.fromkeys(mentioned_keys(texts[row], self.vocab, nested=True)))
+            for key in linked:
+                rows.append(row)
+                cols.append(self.vocab[key])
+        shape = (len(ids), len(self.vocab))
+        matrix = sparse.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)), shape=shape)
+        df = np.asarray(matrix.sum(axis=0)).ravel()
+        limit = max(2.0, max_entity_share * len(ids))
+        keep = (df <= limit).astype(np.float32)  # an entity most passages name links them all: no signal
+        matrix = matrix @ sparse.diags(keep)
+        self.df = np.asarray(matrix.sum(axis=0)).ravel()
+        degree = np.asarray(matrix.sum(axis=1)).ravel()
+        # passage -> entity (row-normalised) and entity -> passage (column-normalised) moves
+        self.to_entities = (sparse.diags(_inverse(degree)) @ matrix).T.tocsr()
+        self.to_passages = (matrix @ sparse.diags(_inverse(self.df))).tocsr()
+        self.position = {chunk_id: i for i, chunk_id in enumerate(ids)}
+
+    @property
+    def edges(self) -> int:
+        return int(self.to_passages.nnz)
+
+    def seeds_for(self, text: str) -> dict[str, float]:
+        """Entities of the graph the text names, weighted by specificity (1 / passages naming them)."""
+        return {
+            key: 1.0 / self.df[self.vocab[key]]
+            for key in mentioned_keys(text, self.vocab)
+            if self.df[self.vocab[key]] > 0
+        }
+
+    def walk(
+        self, entity_seeds: dict[str, float], passage_seeds: dict[str, float], params: GraphParams
+    ) -> np.ndarray:
+        """Personalised PageRank scores of every passage (power iteration on the bipartite graph)."""
+        e0 = np.zeros(len(self.vocab), dtype=np.float64)
+        p0 = np.zeros(len(self.ids), dtype=np.float64)
+        for key, weight in entity_seeds.items():
+            e0[self.vocab[key]] += weight
+        for chunk_id, weight in passage_seeds.items():
+            if chunk_id in self.position:
+                p0[self.position[chunk_id]] += weight
+        shares = [(e0, 1.0 - params.passage_seed_share), (p0, params.passage_seed_share)]
+        if not e0.any():
+            shares = [(e0, 0.0), (p0, 1.0)]
+        elif not p0.any():
+            shares = [(e0, 1.0), (p0, 0.0)]
+        for vector, share in shares:
+            total = vector.sum()
+            if total > 0:
+                vector *= share / total
+        e, p = e0.copy(), p0.copy()
+        d = params.damping
+        for _ in range(params.iterations):
+            e, p = (1 - d) * e0 + d * (self.to_entities @ p), (1 - d) * p0 + d * (self.to_passages @ e)
+        return p
+
+
+def build_graph(store: Store, max_entity_share: float = 0.05) -> EntityGraph:
+    """The graph of a store's passages (summary chunks, which carry a ``level``, are left out)."""
+    ids: list[str] = []
+    lists: list[list[str]] = []
+    texts: list[str] = []
+    for chunk in store.iter_chunks():
+        if chunk.metadata.get("level"):
+            continue
+        ids.append(chunk.id)
+        lists.append(list(chunk.metadata.get(ENTITIES_KEY) or []))
+        texts.append(chunk.text)
+    return EntityGraph(ids, lists, texts, max_entity_share)
+
+
+class EntityGraphRetriever:
+    """Hybrid search fused with a personalised-PageRank walk from the question's entities."""
+
+    name = "entity_graph"
+
+    def __init__(self, base: Retriever, store: Store, params: GraphParams | None = None) -> None:
+        self.base = base
+        self.store = store
+        self.params = params or GraphParams()
+        self._graph: EntityGraph | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def graph(self) -> EntityGraph:
+        with self._lock:
+            if self._graph is None:
+                self._graph = build_graph(self.store, self.params.max_entity_share)
+                log.debug(
+                    "entity graph: %d passages, %d entities, %d edges",
+                    len(self._graph.ids),
+                    len(self._graph.vocab),
+                    self._graph.edges,
+                )
+            return self._graph
+
+    def available(self) -> bool:
+        """Whether the index holds entities at all (an index ingested before they existed has none)."""
+        return self.graph.edges > 0
+
+    def search(self, query: str, k: int, filters: Filters | None = None) -> list[ScoredChunk]:
+        hybrid = self.base.search(query, k, filters)
+        walked = self.rank(query, hybrid, k, filters)
+        if not walked:
+            return hybrid
+        fused = reciprocal_rank_fusion(
+            {"hybrid": hybrid, self.name: walked},
+            weights={"hybrid": 1.0, self.name: self.params.fusion_weight},
+        )
+        return fused[:k]
+
+    def rank(
+        self, query: str, hybrid: list[ScoredChunk], k: int, filters: Filters | None = None
+    ) -> list[ScoredChunk]:
+        """The walk's best ``k`` passages that pass the filters, as ScoredChunks (empty without seeds)."""
+        graph = self.graph
+        if not graph.edges:
+            return []
+        entity_seeds = graph.seeds_for(query)
+        if not entity_seeds:  # the walk starts from the question's entities; none named, no walk
+            return []
+        passage_seeds = {h.id: 1.0 / (rank + 1) for rank, h in enumerate(hybrid[: self.params.passage_seeds])}
+        scores = graph.walk(entity_seeds, passage_seeds, self.params)
+        order = np.argsort(-scores, kind="stable")
+        out: list[ScoredChunk] = []
+        batch = max(k * 2, 20)
+        for start in range(0, min(len(order), batch * 5), batch):
+            picked = [int(i) for i in order[start : start + batch] if scores[int(i)] > 0]
+            if not picked:
+                break
+            chunks = self.store.chunks_by_id(graph.ids[i] for i in picked)
+            for i in picked:
+                chunk = chunks.get(graph.ids[i])
+                if chunk is not None and allowed(chunk, filters):
+                    score = float(scores[i])
+                    out.append(
+                        ScoredChunk(
+                            chunk=chunk,
+                            score=score,
+                            ranks={self.name: len(out) + 1},
+                            scores={self.name: score},
+                        )
+                    )
+                if len(out) >= k:
+                    return out
+        return out
+
+
+def allowed(chunk: Chunk, filters: Filters | None) -> bool:
+    """Whether a chunk passes the filters (the walk ranks the whole graph; filters apply afterwards)."""
+    if filters is None or filters.is_empty():
+        return True
+    if filters.source and not fnmatch.fnmatch(chunk.source, filters.source):
+        return False
+    if filters.language and chunk.language != filters.language:
+        return False
+    if filters.modified_after and chunk.mtime < filters.modified_after.timestamp():
+        return False
+    if filters.modified_before and chunk.mtime > filters.modified_before.timestamp():
+        return False
+    return all(str(chunk.get(key)) == str(value) for key, value in filters.equals.items())
+
+
+def _inverse(values: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(values, dtype=np.float64)
+    nonzero = values > 0
+    out[nonzero] = 1.0 / values[nonzero]
+    return out
