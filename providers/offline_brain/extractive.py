@@ -39,8 +39,10 @@ class _Scored:
 def _score_sentences(question: str, passages: list[Passage], meaning: Meaning | None = None) -> list[_Scored]:
     """Coverage of the question's key terms (plus small heading and language bonuses), or the meaning
     match when that is higher."""
-    from providers.offline_brain.judge import semantic_match
+    from providers.offline_brain.features import meaning_match
+    from providers.offline_brain.weights import params
 
+    semantic_match = params().judge.semantic_match
     terms = key_terms(question)
     language = detect_language(question)
     split = [split_sentences(p.text) for p in passages]
@@ -50,7 +52,7 @@ def _score_sentences(question: str, passages: list[Passage], meaning: Meaning | 
     for p_index, passage in enumerate(passages):
         heading_terms = set(key_terms(passage.heading)) if passage.heading else set()
         for position, sentence in enumerate(split[p_index]):
-            by_meaning = semantic_match(next(sims))
+            by_meaning = meaning_match(next(sims), semantic_match)
             found = set(key_terms(sentence)) & set(terms)
             # the heading gives context: a sentence under a matching heading is slightly more relevant
             bonus = 0.1 * len(heading_terms & set(terms)) / len(terms) if terms else 0.0
