@@ -8,8 +8,8 @@ Usage:
 Labelled choices come from the training sets themselves: for every question, each sentence the writer
 would consider (``answer.candidates``, on the question at all) is labelled by whether it holds a gold
 answer (``evaluators.metrics.answer_has_gold``). The model is the writer's own form (``weights.Combiner``):
-an additive score over the named features times multiplicative gates; it is fitted by pairwise ranking
-(the logistic loss of log score(holding) − log score(not holding) over every such pair of one question),
+an additive score over the named features times multiplicative gates; it is fitted as a choice model
+(the likelihood that a sentence holding the answer is chosen, P(i) ∝ score_i ** sharpness, per question),
 starting from and L2-pulled toward the current weights (``--l2``), with ``coverage`` held at its current
 weight (the scale is free: only ratios of scores matter). Training slices: CMRC 2018 trial 500-599 and
 DRCD dev 1000-1099 (``bench/answer_params.py``'s graph-passage cache) and the even half of each RGB set
@@ -26,6 +26,7 @@ import datetime as dt
 import json
 import statistics
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -44,7 +45,6 @@ from providers.offline_brain.meaning import Meaning  # noqa: E402
 from providers.offline_brain.weights import WEIGHTS_FILE, BrainParams, Combiner  # noqa: E402
 
 ANCHOR = "coverage"  # held fixed: the combiner's scale
-MAX_NEGATIVES = 30  # per question, the best-scored sentences without the answer (hard negatives)
 
 
 def choices(rows: list[dict], meaning: Meaning, weights: BrainParams) -> list[tuple[list[dict], list[bool]]]:
@@ -59,73 +59,84 @@ def choices(rows: list[dict], meaning: Meaning, weights: BrainParams) -> list[tu
 
 
 class Design:
-    """The pairs as matrices: additive term values and gate values of each side of each pair."""
+    """Each training question as matrices: the additive term values and the gate values of its
+    candidate sentences, and which of them hold a gold answer."""
 
     def __init__(self, combiner: Combiner, questions: list[tuple[list[dict], list[bool]]]) -> None:
         self.terms, self.gates = list(combiner.terms), list(combiner.gates)
-        pos_t, neg_t, pos_g, neg_g = [], [], [], []
-        for feats, labels in questions:
+        self.questions = []
+        # each training set weighs the same in the loss, however many questions it has
+        size = Counter(item[2] if len(item) > 2 else "" for item in questions)
+        for feats, labels, *name in questions:
             if not any(labels) or all(labels):
-                continue
-            scores = [combiner.score(f) for f in feats]
-            negatives = sorted((i for i, y in enumerate(labels) if not y), key=lambda i: -scores[i])
-            for p in (i for i, y in enumerate(labels) if y):
-                for n in negatives[:MAX_NEGATIVES]:
-                    pos_t.append(self._term_values(feats[p]))
-                    neg_t.append(self._term_values(feats[n]))
-                    pos_g.append([feats[p].get(g, 0.0) for g in self.gates])
-                    neg_g.append([feats[n].get(g, 0.0) for g in self.gates])
-        self.pos_t, self.neg_t = np.array(pos_t), np.array(neg_t)
-        self.pos_g, self.neg_g = (
-            np.array(pos_g).reshape(len(pos_g), -1),
-            np.array(neg_g).reshape(len(neg_g), -1),
-        )
+                continue  # nothing to choose between
+            t = np.array([[_term(f, term) for term in self.terms] for f in feats])
+            g = np.array([[f.get(name, 0.0) for name in self.gates] for f in feats]).reshape(len(feats), -1)
+            share = 1.0 / size[name[0] if name else ""]
+            self.questions.append((t, g, np.array(labels), share))
 
-    def _term_values(self, features: dict[str, float]) -> list[float]:
-        return [float(np.prod([features.get(n, 0.0) for n in term.split("*")])) for term in self.terms]
+    def loss(self, w: np.ndarray, u: np.ndarray, beta: float) -> float:
+        """Mean over questions of -log P(a sentence holding the answer is chosen), P(i) ∝ score_i ** beta
+        (a Luce choice over the writer's own scores: only their ratios matter, as in the writer)."""
+        total, mass = 0.0, 0.0
+        for t, g, y, share in self.questions:
+            z = beta * (np.log(np.maximum(t @ w, 1e-9)) + g @ u)
+            total += share * float(np.logaddexp.reduce(z) - np.logaddexp.reduce(z[y]))
+            mass += share
+        return total / mass if mass else 0.0
 
-    def loss(self, w: np.ndarray, u: np.ndarray) -> float:
-        pos = np.log(np.maximum(self.pos_t @ w, 1e-6)) + self.pos_g @ u
-        neg = np.log(np.maximum(self.neg_t @ w, 1e-6)) + self.neg_g @ u
-        return float(np.mean(np.logaddexp(0.0, -(pos - neg))))
+
+def _term(features: dict[str, float], term: str) -> float:
+    return float(np.prod([features.get(name, 0.0) for name in term.split("*")]))
 
 
 def fit(combiner: Combiner, questions: list, l2: float) -> tuple[Combiner, dict]:
+    """The combiner's weights maximising the likelihood of choosing a sentence that holds the answer,
+    L2-pulled toward ``combiner``'s own (relative to their size); ``coverage`` stays fixed (the scale)."""
     design = Design(combiner, questions)
     w0 = np.array([combiner.terms[t] for t in design.terms])
     u0 = np.log(np.array([combiner.gates[g] for g in design.gates]))
     anchor = design.terms.index(ANCHOR)
     free = [i for i in range(len(w0)) if i != anchor]
+    x0 = np.concatenate([w0[free], u0, [np.log(5.0)]])  # the last: log beta, the choice's sharpness
 
-    def unpack(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def unpack(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         w = w0.copy()
         w[free] = x[: len(free)]
-        return w, x[len(free) :]
+        return w, x[len(free) : len(free) + len(u0)], float(np.exp(x[-1]))
 
     def objective(x: np.ndarray) -> float:
-        w, u = unpack(x)
-        return design.loss(w, u) + l2 * float(np.sum((x - x0) ** 2))
+        w, u, beta = unpack(x)
+        return design.loss(w, u, beta) + l2 * float(np.sum((x[:-1] - x0[:-1]) ** 2))
 
-    x0 = np.concatenate([w0[free], u0])
-    bounds = [(None, None)] * len(free) + [(None, 0.0)] * len(u0)  # a gate only ever scales down
+    bounds = [(None, None)] * len(free) + [(None, 0.0)] * len(u0) + [(np.log(0.5), np.log(50.0))]
     result = minimize(objective, x0, method="L-BFGS-B", bounds=bounds)
-    w, u = unpack(result.x)
+    w, u, beta = unpack(result.x)
     fitted = Combiner(
         terms={t: round(float(v), 4) for t, v in zip(design.terms, w, strict=True)},
         gates={g: round(float(np.exp(v)), 4) for g, v in zip(design.gates, u, strict=True)},
     )
     stats = {
-        "pairs": len(design.pos_t),
-        "loss_before": round(design.loss(w0, u0), 4),
-        "loss_after": round(design.loss(w, u), 4),
+        "questions": len(design.questions),
+        "loss_before": round(design.loss(w0, u0, beta), 4),
+        "loss_after": round(design.loss(w, u, beta), 4),
+        "sharpness": round(beta, 3),
     }
     return fitted, stats
+
+
+def choose_l2(combiner: Combiner, questions: list, grid: list[float]) -> tuple[float, dict[float, float]]:
+    """The L2 strength by a split of the training questions alone (fit on even, top-1 on odd)."""
+    even, odd = questions[0::2], questions[1::2]
+    figures = {l2: top1(fit(combiner, even, l2)[0], odd) for l2 in grid}
+    best = max(grid, key=lambda l2: (round(figures[l2], 4), l2))  # ties: the stronger pull
+    return best, figures
 
 
 def top1(combiner: Combiner, questions: list) -> float:
     """Share of questions (with a sentence holding the answer) whose best-scored sentence holds it."""
     hits = []
-    for feats, labels in questions:
+    for feats, labels, *_ in questions:
         if any(labels):
             scores = [combiner.score(f) for f in feats]
             hits.append(labels[max(range(len(scores)), key=lambda i: (scores[i], -i))])
@@ -138,7 +149,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--held-out-run", action="append", default=[], metavar="SET=DIR")
     parser.add_argument("--cache", type=Path, default=Path("eval_out/answer_dev"))
     parser.add_argument("--reranker", default="lexical")
-    parser.add_argument("--l2", type=float, default=0.01, help="pull toward the current weights")
+    parser.add_argument(
+        "--l2",
+        default="0.01,0.1,1,10",
+        help="pull toward the current weights: one value, or a grid "
+        "chosen by an even/odd split of the training questions",
+    )
+    parser.add_argument(
+        "--features", type=Path, help="cache of the candidates' features (reused when present)"
+    )
     parser.add_argument("--write", action="store_true", help=f"store the fitted weights in {WEIGHTS_FILE}")
     args = parser.parse_args(argv)
     current = BrainParams.load()
@@ -160,15 +179,28 @@ def main(argv: list[str] | None = None) -> int:
     from retrievers.factory import embedder_for
 
     meaning = Meaning(embedder_for(load_settings()))
-    train_q = [q for rows in train.values() for q in choices(rows, meaning, current)]
-    fitted, stats = fit(current.writer, train_q, args.l2)
+    cached = (
+        json.loads(args.features.read_text(encoding="utf-8"))
+        if args.features and args.features.exists()
+        else {}
+    )
+    for name, rows in {**train, **held}.items():
+        if name not in cached:
+            cached[name] = choices(rows, meaning, current)
+    if args.features:
+        args.features.write_text(json.dumps(cached), encoding="utf-8")
+    train_q = [(feats, labels, name) for name in train for feats, labels in cached[name]]
+    grid = [float(v) for v in args.l2.split(",")]
+    l2, by_l2 = choose_l2(current.writer, train_q, grid) if len(grid) > 1 else (grid[0], {})
+    fitted, stats = fit(current.writer, train_q, l2)
+    stats |= {"l2": l2, "l2_split_top1": by_l2}
     new = current.model_copy(update={"writer": fitted})
-    print(f"pairs {stats['pairs']}, pairwise loss {stats['loss_before']} -> {stats['loss_after']}")
+    print(f"L2 {l2} (training split top-1 by L2: {by_l2}); {stats}")
     print(f"{'set':<34}{'top1 cur':>9}{'top1 fit':>9}{'ratio cur':>10}{'ratio fit':>10}")
     figures: dict[str, dict[str, float]] = {}
     for split, sets in (("train", train), ("held-out", held)):
         for name, rows in sets.items():
-            q = choices(rows, meaning, current)
+            q = cached[name]
             a, b = top1(current.writer, q), top1(fitted, q)
             ratio_a, ratio_b = score(rows, meaning, weights=current)[2], score(rows, meaning, weights=new)[2]
             figures[f"{split}: {name}"] = {
@@ -181,8 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(fitted.to_dict(), ensure_ascii=False))
     if args.write:
         provenance = {
-            "method": "pairwise logistic ranking of sentences holding a gold answer over those that do not, "
-            f"log-linear in the gates, L2 {args.l2} toward the previous weights, '{ANCHOR}' held fixed",
+            "method": "Luce choice (P ∝ score ** sharpness) of a sentence holding a gold answer among each "
+            "question's candidates, maximum likelihood, "
+            f"log-linear in the gates, L2 {l2} toward the previous weights, '{ANCHOR}' held fixed",
             "training_sets": sorted(train),
             "held_out_sets": sorted(held),
             "date": dt.date.today().isoformat(),

@@ -2,7 +2,8 @@
 ``data/any.json``) once, so logic files hold logic (the shape of bm25s' ``stopwords.py``).
 
 Each entry names a use and lists its words with how they match: ``anywhere`` in the text or only at its
-``opening``. Chinese words match as written; English ones whole-word and case-insensitively; ``any``
+``opening``; or, where a cue needs more than words (``几[个次年天]``, ``how (?:many|much)``), its ``regex``
+patterns verbatim. Chinese words match as written; English ones whole-word and case-insensitively; ``any``
 (program names) as written. ``pattern(name)`` compiles one regex over every language's words.
 """
 
@@ -48,6 +49,9 @@ class Lexicon:
             for language in LANGUAGES:
                 entry = self.entries.get(language, {}).get(use)
                 if not entry:
+                    continue
+                if entry.get("match") == "regex":  # patterns kept verbatim, each its own alternative
+                    parts.extend(f"(?:{pattern})" for pattern in entry["patterns"])
                     continue
                 body = self.alternation(use, language)
                 bounded = rf"(?:{body})\b" if language == "en" else f"(?:{body})"
