@@ -16,6 +16,7 @@ from functools import lru_cache
 from core.text import contains_cjk, to_simplified
 from core.tokenize import EN_STOPWORDS
 from providers.offline_brain.lexicon import lexicon
+from providers.offline_brain.weights import params
 from providers.offline_brain.words import pos_tags
 
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
@@ -58,7 +59,6 @@ _ZH_PLACE_FLAGS = ("ns",)
 _TITLE = re.compile(r"《([^》]{1,40})》")
 _NAME_DOTS = ("·", "•", "・")  # 罗伯特·唐尼, J·K·罗琳: a transliterated name's parts
 # how much a fact of this precision counts: a full date says more than a year alone (set by hand)
-_PRECISION = {3: 1.0, 2: 0.8, 1: 0.6}
 
 
 _DATELINE = re.compile(
@@ -240,7 +240,7 @@ def _add_date(
     key += f"-{int(day)}" if day and month else ""
     precision = sum(1 for part in (year, month, day and month) if part)
     if precision and key not in found:
-        found[key] = (_PRECISION[precision], surface)
+        found[key] = (params().other.date_precision[str(precision)], surface)
 
 
 # parts of a date or a clock time are not amounts: "Oct 23, 2019, 6:30 p.m." states no number 23 or 6

@@ -104,6 +104,20 @@ class AgreementParams(BaseModel):
     provenance: dict[str, Any] = Field(default_factory=dict)
 
 
+class OtherParams(BaseModel):
+    """The remaining scales of the other offline roles (verify, compress, facts)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    support_match: float = Field(
+        gt=0, lt=1, description="cosine at which an answer sentence says what a passage sentence says"
+    )
+    compress_heading: float = Field(ge=0, description="compression: share added by a matching heading")
+    compress_language: float = Field(ge=0, description="compression: added for the question's own language")
+    date_precision: dict[str, float] = Field(description="a date's weight by parts known (3 = y-m-d)")
+    provenance: dict[str, Any] = Field(default_factory=dict)
+
+
 class BrainParams(BaseModel):
     """Every tuned number of the offline brain, with provenance; serialisable and comparable."""
 
@@ -113,6 +127,7 @@ class BrainParams(BaseModel):
     selection: Selection
     judge: JudgeParams
     agreement: AgreementParams
+    other: OtherParams
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump()
