@@ -158,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--features", type=Path, help="cache of the candidates' features (reused when present)"
     )
+    parser.add_argument("--tolerance", type=float, default=0.01, help="largest fall a set may show")
     parser.add_argument("--write", action="store_true", help=f"store the fitted weights in {WEIGHTS_FILE}")
     args = parser.parse_args(argv)
     current = BrainParams.load()
@@ -211,6 +212,15 @@ def main(argv: list[str] | None = None) -> int:
             }
             print(f"{split + ': ' + name:<34}{a:>9.3f}{b:>9.3f}{ratio_a:>10.3f}{ratio_b:>10.3f}")
     print(json.dumps(fitted.to_dict(), ensure_ascii=False))
+    # adopted only where no set's answer figure falls by more than --tolerance (issue 20: behaviour
+    # may not get worse anywhere); otherwise the previous weights stay, with this fit's figures beside them
+    worse = {
+        name: round(f["has_gold_per_in_ctx_after"] - f["has_gold_per_in_ctx_before"], 3)
+        for name, f in figures.items()
+        if f["has_gold_per_in_ctx_after"] < f["has_gold_per_in_ctx_before"] - args.tolerance
+    }
+    adopted = not worse
+    print("adopted" if adopted else f"not adopted: falls by more than {args.tolerance} on {worse}")
     if args.write:
         provenance = {
             "method": "Luce choice (P ∝ score ** sharpness) of a sentence holding a gold answer among each "
@@ -222,10 +232,16 @@ def main(argv: list[str] | None = None) -> int:
             "command": "python bench/fit_offline_brain.py " + " ".join(argv or sys.argv[1:]),
             **stats,
             "figures": figures,
+            "adopted": adopted,
         }
-        BrainParams.from_dict(
-            new.to_dict() | {"writer": fitted.to_dict() | {"provenance": provenance}}
-        ).save()
+        if adopted:
+            writer = fitted.to_dict() | {"provenance": provenance}
+        else:
+            previous = current.writer.provenance.get("method", "")
+            writer = current.writer.to_dict() | {
+                "provenance": {"method": previous, "last_fit": provenance, "fitted_weights": fitted.to_dict()}
+            }
+        BrainParams.from_dict(current.to_dict() | {"writer": writer}).save()
         print(f"wrote {WEIGHTS_FILE}")
     return 0
 
