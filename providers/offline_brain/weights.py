@@ -24,6 +24,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 WEIGHTS_FILE = Path(__file__).resolve().parent / "data" / "weights.json"
+ABOUT = (
+    "Every tuned number of the offline brain (providers/offline_brain/weights.py). Refit with "
+    "bench/fit_offline_brain.py; never edit by hand without a provenance line."
+)
 
 
 class Combiner(BaseModel):
@@ -144,7 +148,7 @@ class BrainParams(BaseModel):
             raise ValueError(f"offline brain weights {path}: {exc}") from exc
 
     def save(self, path: Path = WEIGHTS_FILE) -> None:
-        text = json.dumps(self.to_dict(), ensure_ascii=False, indent=2) + "\n"
+        text = json.dumps({"_about": ABOUT, **self.to_dict()}, ensure_ascii=False, indent=2) + "\n"
         path.write_text(text, encoding="utf-8")
 
     def with_value(self, dotted: str, value: Any) -> BrainParams:
