@@ -6,8 +6,10 @@ Usage:
 Runs the agentic graph once per dev question to get the passages the writer would see (cached per set
 and reranker under eval_out/answer_dev/), then scores the writer alone: answer_has_gold,
 answer_in_context, their ratio, the median answer length and (RGB) how often the answer repeats the
-planted wrong fact. ``--grid NAME=V1,V2`` scores each value of a writer parameter (``CLOSE_TO_BEST=0.5,0.65``,
-``LENGTH_BUDGET={"zh":130,"en":250},{"zh":110,"en":230}``, ``AGREE_BONUS=0.2,0.4``);
+planted wrong fact. ``--grid NAME=V1,V2`` scores each value of a parameter of the offline brain's weights
+file (providers/offline_brain/data/weights.json, by dotted path: ``selection.close_to_best=0.5,0.65``,
+``selection.length_budget={"zh":130,"en":250},{"zh":110,"en":230}``, ``writer.terms.agreed=0.2,0.4``);
+``--weights FILE`` scores another weights file (a refit by bench/fit_offline_brain.py);
 ``--errors SET`` prints the dev questions whose answer misses a gold answer the context holds.
 
 Dev slices (disjoint from what docs/evaluation.md reports for CMRC/DRCD, the first 200 queries):
@@ -51,6 +53,7 @@ from graph.run import ask  # noqa: E402
 from nodes.context import build_context  # noqa: E402
 from providers.offline_brain import answer as writer  # noqa: E402
 from providers.offline_brain.meaning import Meaning  # noqa: E402
+from providers.offline_brain.weights import BrainParams  # noqa: E402
 
 Pick = Callable[[int], bool]
 DEV: dict[str, Pick] = {
@@ -139,13 +142,14 @@ def from_run(name: str, run: Path, pick: Pick, mode: str = "agentic") -> list[di
 
 
 def score(
-    rows: list[dict], meaning: Meaning, errors: bool = False
+    rows: list[dict], meaning: Meaning, errors: bool = False, weights: BrainParams | None = None
 ) -> tuple[float, float, float, float, float]:
-    """answer_has_gold, answer_in_context, ratio, median length, misled rate of the current writer."""
+    """answer_has_gold, answer_in_context, ratio, median length, misled rate of the writer with
+    ``weights`` (the packaged ones by default)."""
     has, ctx, lengths, fooled = [], [], [], []
     for row in rows:
         passages = [Passage.model_validate(p) for p in row["passages"]]
-        text = writer.extractive_answer(row["question"], passages, meaning=meaning).answer
+        text = writer.extractive_answer(row["question"], passages, meaning=meaning, weights=weights).answer
         hit = answer_has_gold(text, row["answers"]) or 0.0
         there = answer_in_context("\n".join(p.text for p in passages), row["answers"]) or 0.0
         has.append(hit)
@@ -168,8 +172,10 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="NAME=V1,V2",
-        help="score each value of a writer parameter (repeatable: every combination), e.g. AGREE_BONUS=0.2,0.4",
+        help="score each value of a weights-file parameter (repeatable: every combination), "
+        "e.g. writer.terms.agreed=0.2,0.4",
     )
+    parser.add_argument("--weights", type=Path, help="a weights file to score instead of the packaged one")
     parser.add_argument("--errors", metavar="SET", help="print this dev set's misses")
     parser.add_argument("--held-out", action="store_true", help="score the RGB halves kept out of dev")
     parser.add_argument("--sets", help="comma-separated subset of the sets")
@@ -204,12 +210,14 @@ def main(argv: list[str] | None = None) -> int:
     meaning = Meaning(embedder_for(load_settings()))
     grid = [dict(zip(args.vary, values, strict=True)) for values in itertools.product(*args.values)]
     print(f"{'set':<22}{'setting':<40}{'has_gold':>9}{'in_ctx':>8}{'ratio':>7}{'p50':>6}{'misled':>8}")
+    base = BrainParams.load(args.weights) if args.weights else BrainParams.load()
     for setting in grid:
+        weights = base
         for name, value in setting.items():
-            setattr(writer, name, value)
+            weights = weights.with_value(name, value)
         shown = " ".join(f"{k}={v}" for k, v in setting.items()) or "current"
         for name, rows in data.items():
-            h, c, ratio, p50, fooled = score(rows, meaning, errors=args.errors == name)
+            h, c, ratio, p50, fooled = score(rows, meaning, errors=args.errors == name, weights=weights)
             print(f"{name:<22}{shown:<40}{h:>9.3f}{c:>8.3f}{ratio:>7.2f}{p50:>6.0f}{fooled:>8.3f}")
     return 0
 

@@ -18,10 +18,8 @@ from functools import lru_cache
 
 from core.text import jieba, to_simplified
 from providers.offline_brain.facts import compatible
+from providers.offline_brain.weights import AgreementParams, params
 
-AGREE_FLOOR = 0.5  # a sentence votes when its match is at least this share of the best match
-MIN_AGREEING = 2  # passages that must state a fact before agreement counts
-MAX_CHANGED_WORDS = 6  # near copies differ in at most this many words (and share twice as many)
 _IS_DATE = re.compile(r"(?:\d{4}|\?)(?:-\d{1,2}){0,2}")
 
 Row = tuple[int, int, str]  # passage index, position in the passage, sentence
@@ -29,14 +27,20 @@ Scored = tuple[float, float]  # match for the question, topical (on the question
 
 
 def backing(
-    rows: list[Row], stated: list[dict[str, float]], scored: list[Scored]
+    rows: list[Row],
+    stated: list[dict[str, float]],
+    scored: list[Scored],
+    limits: AgreementParams | None = None,
 ) -> dict[str, dict[int, float]]:
     """Per fact, the passages that state it and how well (best match x precision of their sentences).
 
     Only sentences close to the best match vote, so a fact mentioned in passing does not count; a date
-    is backed by the dates it does not contradict ("2020" backs "May 29, 2020")."""
+    is backed by the dates it does not contradict ("2020" backs "May 29, 2020"); ``limits.floor`` is
+    that share of the best match."""
     raw: dict[str, dict[int, float]] = {}
-    floor = AGREE_FLOOR * max((match for match, topical in scored if topical), default=0.0)
+    floor = (limits or params().agreement).floor * max(
+        (match for match, topical in scored if topical), default=0.0
+    )
     for (p_index, _, _), said, (match, topical) in zip(rows, stated, scored, strict=True):
         if not topical or match < floor:
             continue
@@ -54,11 +58,14 @@ def backing(
     return merged
 
 
-def agreement(stated: list[dict[str, float]], backed: dict[str, dict[int, float]]) -> list[float]:
+def agreement(
+    stated: list[dict[str, float]], backed: dict[str, dict[int, float]], limits: AgreementParams | None = None
+) -> list[float]:
     """How many passages back the best fact each sentence states, as a share of the best-backed fact.
 
-    A fact only one passage states gets nothing: agreement needs ``MIN_AGREEING`` passages."""
-    support = {key: sum(per.values()) for key, per in backed.items() if len(per) >= MIN_AGREEING}
+    A fact only one passage states gets nothing: agreement needs ``limits.min_agreeing`` passages."""
+    least = (limits or params().agreement).min_agreeing
+    support = {key: sum(per.values()) for key, per in backed.items() if len(per) >= least}
     best = max(support.values(), default=0.0)
     if not best:
         return [0.0] * len(stated)
@@ -110,7 +117,7 @@ def differing_words(a: str, b: str) -> str:
 
 
 def twins(a: str, b: str) -> bool:
-    """Near copies: the same words but for at most ``MAX_CHANGED_WORDS`` (a name, a number, a date),
+    """Near copies: the same words but for at most ``max_changed_words`` (a name, a number, a date),
     with at least twice as many words unchanged."""
     return bool(_changes(a, b))
 
@@ -118,13 +125,14 @@ def twins(a: str, b: str) -> bool:
 def _changes(a: str, b: str) -> list[tuple[str, int, int, int, int]]:
     """The stretches where two near copies differ (difflib opcodes over words); [] for others."""
     words_a, words_b = _words(a), _words(b)
-    if abs(len(words_a) - len(words_b)) > MAX_CHANGED_WORDS:
+    most = params().agreement.max_changed_words
+    if abs(len(words_a) - len(words_b)) > most:
         return []
     matcher = SequenceMatcher(None, [w for w, _, _ in words_a], [w for w, _, _ in words_b], autojunk=False)
     changed = [op for op in matcher.get_opcodes() if op[0] != "equal"]
     size = sum(max(i2 - i1, j2 - j1) for _, i1, i2, j1, j2 in changed)
     same = sum(i2 - i1 for tag, i1, i2, _, _ in matcher.get_opcodes() if tag == "equal")
-    return changed if 0 < size <= MAX_CHANGED_WORDS and same >= 2 * size else []
+    return changed if 0 < size <= most and same >= 2 * size else []
 
 
 @lru_cache(maxsize=4096)

@@ -39,8 +39,15 @@ class _Scored:
 def _score_sentences(question: str, passages: list[Passage], meaning: Meaning | None = None) -> list[_Scored]:
     """Coverage of the question's key terms (plus small heading and language bonuses), or the meaning
     match when that is higher."""
-    from providers.offline_brain.judge import semantic_match
+    from providers.offline_brain.features import meaning_match
+    from providers.offline_brain.weights import params
 
+    weights = params()
+    semantic_match, heading_share, own_language = (
+        weights.judge.semantic_match,
+        weights.other.compress_heading,
+        weights.other.compress_language,
+    )
     terms = key_terms(question)
     language = detect_language(question)
     split = [split_sentences(p.text) for p in passages]
@@ -50,13 +57,13 @@ def _score_sentences(question: str, passages: list[Passage], meaning: Meaning | 
     for p_index, passage in enumerate(passages):
         heading_terms = set(key_terms(passage.heading)) if passage.heading else set()
         for position, sentence in enumerate(split[p_index]):
-            by_meaning = semantic_match(next(sims))
+            by_meaning = meaning_match(next(sims), semantic_match)
             found = set(key_terms(sentence)) & set(terms)
             # the heading gives context: a sentence under a matching heading is slightly more relevant
-            bonus = 0.1 * len(heading_terms & set(terms)) / len(terms) if terms else 0.0
+            bonus = heading_share * len(heading_terms & set(terms)) / len(terms) if terms else 0.0
             # a sentence in the question's own language reads better as an answer (small tie-breaker)
             if found and detect_language(sentence) == language:
-                bonus += 0.05
+                bonus += own_language
             score = (len(found) / len(terms) if terms else 0.0) + (bonus if found else 0.0)
             score = max(score, by_meaning if by_meaning >= 0.5 else 0.0)
             scored.append(_Scored(p_index, position, sentence, score, frozenset(found)))

@@ -15,6 +15,8 @@ from functools import lru_cache
 
 from core.text import contains_cjk, to_simplified
 from core.tokenize import EN_STOPWORDS
+from providers.offline_brain.lexicon import lexicon
+from providers.offline_brain.weights import params
 from providers.offline_brain.words import pos_tags
 
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
@@ -23,47 +25,10 @@ MONTH_WORD = _MONTH  # a month as English writes it (for telling how a date is w
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?:1[5-9]\d\d|20\d\d)"
 
-_WANTS = {
-    "number": re.compile(
-        r"\bhow (?:many|much|long|old|big|large|far|tall|high|often)\b"
-        r"|\b(?:revenue|population|budget|price|cost|salary|score|percentage|turnover)\b"
-        r"|多少|几[个次年天种位岁名枚座家所]?|多[长大高久远重]|人口|票房|营收|收入|价格|比分|金额|排名第",
-        re.IGNORECASE,
-    ),
-    "date": re.compile(
-        r"\bwhen\b|\bwhat (?:year|date|day|time)\b|\bwhich (?:year|date|day)\b|\bin what year\b"
-        r"|\b(?:release|premiere|launch|opening|air|birth) ?date\b|\bdate of\b"
-        r"|何时|什么时候|哪一?年|哪一?天|几月|几号|日期|时间是|(?:时间|年份)\s*[？?]?\s*$",
-        re.IGNORECASE,
-    ),
-    "name": re.compile(
-        r"\bwho(?:m|se)?\b|\bwhich (?:team|company|club|firm|player|actor|actress|person|band|group|brand|"
-        r"film|movie|book|song|album|game|party|candidate|driver|athlete|singer|director|university)\b"
-        r"|\b(?:director|author|founder|winner|champion|ceo|president)\s*\??\s*$"
-        r"|谁|哪位|哪[个家支部只名所款]|(?:作者|导演|冠军|创始人|总裁|主演|得主|主席|总统|首相)\s*[？?]?\s*$",
-        re.IGNORECASE,
-    ),
-    "place": re.compile(
-        r"\bwhere\b|\bwhich (?:city|country|state|province|town|place|venue|stadium|nation|region)\b"
-        r"|\bin what (?:city|country)\b|\b(?:location|venue|host city|capital)\s*\??\s*$"
-        r"|哪里|哪儿|在哪|何地|何处|哪[个座一]?(?:城市|国家|省|地方|地区|国)"
-        r"|(?:国家|举办国|主办国|城市|地点|首都|所在地)\s*[？?]?\s*$",
-        re.IGNORECASE,
-    ),
-    "value": re.compile(
-        r"\bdefault\b|\bvalue\b|\burl\b|\bport\b|\bexit code\b|\bversion\b|默认|取值|地址|端口|退出码|版本",
-        re.IGNORECASE,
-    ),
-}
-# a role someone holds: a question with no other cue that names one asks who holds it
-_ROLE = re.compile(
-    r"\b(?:coach|captain|chairman|chairwoman|chief executive|ceo|mayor|governor|prime minister|president"
-    r"|premier|chancellor|host|singer|composer|producer|screenwriter|writer|director|author|founder|winner"
-    r"|champion|no\.? ?1|number one)\b"
-    r"|行政长官|特首|省长|市长|州长|总理|首相|总统|主席|主教练|教练|队长|董事长|行长|首席执行官|总经理|总裁|校长"
-    r"|主持人|编剧|制片人|主唱|歌手|演唱者|扮演者|饰演者|导演|作者|创始人|冠军|得主|主演",
-    re.IGNORECASE,
-)
+_KINDS = ("number", "date", "name", "place", "value")  # the kinds of fact a question can ask for
+# the cues for each kind, and for a role someone holds ("市长", "coach"): data/{zh,en}.json asks_for_*
+
+
 _DIGIT = re.compile(r"\d|[一二三四五六七八九十百千万亿两]")
 _DATE_MARK = re.compile(
     r"\b1\d{3}\b|\b20\d{2}\b|\d+\s*年|\d+\s*月|\d+\s*日|[一二三四五六七八九〇零十]+年|世纪"
@@ -94,7 +59,6 @@ _ZH_PLACE_FLAGS = ("ns",)
 _TITLE = re.compile(r"《([^》]{1,40})》")
 _NAME_DOTS = ("·", "•", "・")  # 罗伯特·唐尼, J·K·罗琳: a transliterated name's parts
 # how much a fact of this precision counts: a full date says more than a year alone (set by hand)
-_PRECISION = {3: 1.0, 2: 0.8, 1: 0.6}
 
 
 _DATELINE = re.compile(
@@ -118,8 +82,9 @@ def wanted(question: str) -> set[str]:
     """The kinds of fact the question asks for (number, date, name, place, value); empty for others.
 
     A date question is not also a number question ("how many years ago" aside, "哪一年" holds 几)."""
-    kinds = {kind for kind, cue in _WANTS.items() if cue.search(question)}
-    if not kinds and _ROLE.search(question):
+    words = lexicon()
+    kinds = {kind for kind in _KINDS if words.pattern(f"asks_for_{kind}").search(question)}
+    if not kinds and words.pattern("names_a_role").search(question):
         kinds.add("name")  # "香港第四任行政长官？", "year-end No 1 in tennis in 2019": who holds the role
     if "date" in kinds and "number" in kinds and not re.search(r"\bhow (?:many|much)\b|多少", question):
         kinds.discard("number")
@@ -275,7 +240,7 @@ def _add_date(
     key += f"-{int(day)}" if day and month else ""
     precision = sum(1 for part in (year, month, day and month) if part)
     if precision and key not in found:
-        found[key] = (_PRECISION[precision], surface)
+        found[key] = (params().other.date_precision[str(precision)], surface)
 
 
 # parts of a date or a clock time are not amounts: "Oct 23, 2019, 6:30 p.m." states no number 23 or 6

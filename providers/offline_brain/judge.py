@@ -23,16 +23,11 @@ from core.schemas import (
 )
 from core.text import detect_language, split_sentences
 from providers.offline_brain.analysis import key_terms
+from providers.offline_brain.features import on_question
 from providers.offline_brain.meaning import Meaning
+from providers.offline_brain.profile import QuestionProfile, as_profile
+from providers.offline_brain.weights import BrainParams, params
 from providers.offline_brain.words import missing_words
-
-TOP_K = 5  # how many of the best chunks must jointly cover the question
-_SCORE_WEIGHT = 0.3  # the rank signal alone (0.3) can never reach RELEVANCE_THRESHOLD
-# Cosine (use-multilingual) at which a question and a sentence count as "about the same thing". Chosen
-# on the cross-language guide dev set (tests/data/crosslang_questions.jsonl): 90% of questions reach it
-# on a sentence of their gold section, while 28 off-topic questions reach a median of 0.20 there.
-SEMANTIC_MATCH = 0.27
-
 
 _MULTIWORD_NAME = re.compile(r"\b[A-Z][a-z]+(?: (?:of |de |da |von |van |the )?[A-Z][a-z]+)+\b")
 _TITLE = re.compile(r"《[^》]{1,40}》")
@@ -56,11 +51,6 @@ def score_signal(chunks: list[ScoredChunk]) -> list[float]:
         relative = 1.0 if spread <= 1e-12 else (value - lo) / spread
         out.append(0.5 / (1 + rank[i]) + 0.5 * relative)
     return out
-
-
-def semantic_match(similarity: float) -> float:
-    """Cosine as a [0, 1] match where ``SEMANTIC_MATCH`` maps to 0.5 (the same scale as coverage)."""
-    return min(1.0, max(0.0, similarity) / (2 * SEMANTIC_MATCH))
 
 
 def chunk_sentences(chunk: ScoredChunk) -> list[str]:
@@ -94,17 +84,19 @@ def _coverage(terms: list[str], found: set[str]) -> float:
 
 
 def evaluate(
-    question: str,
+    question: str | QuestionProfile,
     analysis: QueryAnalysis,
     chunks: list[ScoredChunk],
     tried: list[str],
     threshold: float = 0.5,
     meaning: Meaning | None = None,
+    weights: BrainParams | None = None,
 ) -> RetrievalEvaluation:
     """Judge the chunks; sufficient when the best chunks match the question (by its terms or by
     meaning) and every sub-query is matched too. ``threshold`` is the key-term coverage that counts
-    as a lexical match."""
-    terms = key_terms(question)
+    as a lexical match; relevance is ``weights.judge.relevance`` over the rank signal and the match."""
+    profile, judge = as_profile(question), (weights or params()).judge
+    question, terms, semantic_match = profile.text, profile.terms, judge.semantic_match
     if not chunks:
         return RetrievalEvaluation(
             judgements=[],
@@ -120,8 +112,8 @@ def evaluate(
     judgements: list[ChunkJudgement] = []
     for chunk, signal, found, sim in zip(chunks, signals, chunk_terms, sims, strict=True):
         cov = _coverage(terms, found)
-        match = max(cov, semantic_match(sim))
-        relevance = round(min(1.0, _SCORE_WEIGHT * signal + (1 - _SCORE_WEIGHT) * match), 4)
+        match = on_question(cov, sim, semantic_match)
+        relevance = round(min(1.0, judge.relevance.score({"score_signal": signal, "on_question": match})), 4)
         judgements.append(
             ChunkJudgement(
                 chunk_id=chunk.id,
@@ -129,22 +121,22 @@ def evaluate(
                 reason=f"covers {cov:.0%} of key terms, meaning {sim:.2f}, score signal {signal:.2f}",
             )
         )
-    top = sorted(range(len(chunks)), key=lambda i: -judgements[i].relevance)[:TOP_K]
+    top = sorted(range(len(chunks)), key=lambda i: -judgements[i].relevance)[: judge.top_k]
     top_terms: set[str] = set().union(*(chunk_terms[i] for i in top))
     covered = 1 - sum(1 for t in terms if t not in top_terms) / len(terms) if terms else 1.0
     best_meaning = max((sims[i] for i in top), default=0.0)
-    matched = covered >= threshold or best_meaning >= SEMANTIC_MATCH
+    matched = covered >= threshold or best_meaning >= semantic_match
 
     uncovered_subs: list[str] = []
     for sub in analysis.sub_queries:
         query = strip_bridge(sub)
-        sub_terms = key_terms(query)
+        sub_terms = as_profile(query).terms
         if not sub_terms:
             continue
         lexical = max(_coverage(sub_terms, found) for found in chunk_terms)
         if lexical >= threshold:
             continue
-        if meaning is not None and max(best_similarity(meaning, query, chunks)) >= SEMANTIC_MATCH:
+        if meaning is not None and max(best_similarity(meaning, query, chunks)) >= semantic_match:
             continue
         uncovered_subs.append(sub)
     any_relevant = any(j.relevance >= RELEVANCE_THRESHOLD for j in judgements)
@@ -153,7 +145,7 @@ def evaluate(
     ident_terms = {t for ident in analysis.identifiers for t in key_terms(ident)}
     missing_identifiers = any(t in ident_terms and t not in top_terms for t in terms)
     # Words of the question the best passages lack; only checkable in the question's own language.
-    language = detect_language(question)
+    language = profile.language
     same_language = [i for i in top if detect_language(chunks[i].chunk.text[:300]) == language]
     lacking = (
         missing_words(question, set().union(*(chunk_terms[i] for i in same_language)))
@@ -188,7 +180,7 @@ def evaluate(
     )
     reasoning = (
         f"top {len(top)} chunks cover {covered:.0%} of {len(terms)} key terms (threshold {threshold:.0%})"
-        + (f", best meaning match {best_meaning:.2f} (needs {SEMANTIC_MATCH})" if meaning else "")
+        + (f", best meaning match {best_meaning:.2f} (needs {semantic_match})" if meaning else "")
         + (f"; {len(uncovered_subs)} sub-queries uncovered" if uncovered_subs else "")
         + (
             f"; missing {', '.join(lacking_on_topic[:3])}, the best passages name {', '.join(pointers[:3])}"

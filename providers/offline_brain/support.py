@@ -18,12 +18,9 @@ from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.answer import LEAD_RE, NOT_A_CLAIM_RE
 from providers.offline_brain.extractive import coverage
 from providers.offline_brain.meaning import Meaning
+from providers.offline_brain.weights import params
 from tools.shown import operands, recomputes, strip_lead
 
-# Cosine (use-multilingual) at which an answer sentence says what a passage sentence says. Chosen on the
-# parallel guide pages (docs/guide/zh vs docs/guide/en): 79% of Chinese sentences reach it against their
-# English section, 10% against the best sentence of another section.
-SUPPORT_MATCH = 0.5
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _LATIN_SPECIFIC = re.compile(
     r"\b(?:[A-Z][A-Za-z0-9_.-]*[A-Z0-9_][A-Za-z0-9_.-]*|[a-z]+_[a-z0-9_]+|[A-Z][a-z]{2,})\b"
@@ -83,7 +80,7 @@ def check_answer_support(
         folded = _fold(evidence)
         stated = all(_fold(item) in folded for item in specifics(bare))
         valid = len(known) == len(cited)
-        supported = valid and stated and (lexical >= threshold or similar >= SUPPORT_MATCH)
+        supported = valid and stated and (lexical >= threshold or similar >= params().other.support_match)
         results.append(
             SentenceSupport(
                 sentence=sentence, cited=cited, supported=supported, score=round(max(lexical, similar), 3)

@@ -1,0 +1,250 @@
+"""Fit the offline writer's sentence combiner (providers/offline_brain/data/weights.json) on training
+slices, and print its figures on held-out ones.
+
+Usage:
+    python bench/fit_offline_brain.py --train-run rgb_zh_fact=DIR --train-run rgb_en_fact=DIR \
+        [--held-out-run cmrc2018_trial=DIR ...] [--cache eval_out/answer_dev] [--write]
+
+Labelled choices come from the training sets themselves: for every question, each sentence the writer
+would consider (``answer.candidates``, on the question at all) is labelled by whether it holds a gold
+answer (``evaluators.metrics.answer_has_gold``). The model is the writer's own form (``weights.Combiner``):
+an additive score over the named features times multiplicative gates; it is fitted as a choice model
+(the likelihood that a sentence holding the answer is chosen, P(i) ∝ score_i ** sharpness, per question),
+starting from and L2-pulled toward the current weights (``--l2``), with ``coverage`` held at its current
+weight (the scale is free: only ratios of scores matter). Training slices: CMRC 2018 trial 500-599 and
+DRCD dev 1000-1099 (``bench/answer_params.py``'s graph-passage cache) and the even half of each RGB set
+(from harness runs); held out: the odd RGB halves and the harness runs given with ``--held-out-run``.
+Figures: share of questions whose best-scored sentence holds a gold answer (top-1, among questions with
+one), and the whole writer's answer_has_gold / answer_in_context, current weights vs fitted.
+``--write`` stores the fitted weights with their provenance (sets, date, command, figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import statistics
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import minimize
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.answer_params import DEV, HELD_OUT, from_run, score  # noqa: E402
+from config import load_settings  # noqa: E402
+from core.schemas import Passage  # noqa: E402
+from evaluators.metrics import answer_has_gold  # noqa: E402
+from providers.offline_brain.answer import candidates  # noqa: E402
+from providers.offline_brain.meaning import Meaning  # noqa: E402
+from providers.offline_brain.weights import WEIGHTS_FILE, BrainParams, Combiner  # noqa: E402
+
+ANCHOR = "coverage"  # held fixed: the combiner's scale
+
+
+def choices(rows: list[dict], meaning: Meaning, weights: BrainParams) -> list[tuple[list[dict], list[bool]]]:
+    """Per question: the features of each candidate sentence and whether it holds a gold answer."""
+    out = []
+    for row in rows:
+        passages = [Passage.model_validate(p) for p in row["passages"]]
+        found = [c for c in candidates(row["question"], passages, meaning, weights) if c.score > 0]
+        labels = [bool(answer_has_gold(c.sentence, row["answers"])) for c in found]
+        out.append(([c.features for c in found], labels))
+    return out
+
+
+class Design:
+    """Each training question as matrices: the additive term values and the gate values of its
+    candidate sentences, and which of them hold a gold answer."""
+
+    def __init__(self, combiner: Combiner, questions: list[tuple[list[dict], list[bool]]]) -> None:
+        self.terms, self.gates = list(combiner.terms), list(combiner.gates)
+        self.questions = []
+        # each training set weighs the same in the loss, however many questions it has
+        size = Counter(item[2] if len(item) > 2 else "" for item in questions)
+        for feats, labels, *name in questions:
+            if not any(labels) or all(labels):
+                continue  # nothing to choose between
+            t = np.array([[_term(f, term) for term in self.terms] for f in feats])
+            g = np.array([[f.get(name, 0.0) for name in self.gates] for f in feats]).reshape(len(feats), -1)
+            share = 1.0 / size[name[0] if name else ""]
+            self.questions.append((t, g, np.array(labels), share))
+
+    def loss(self, w: np.ndarray, u: np.ndarray, beta: float) -> float:
+        """Mean over questions of -log P(a sentence holding the answer is chosen), P(i) ∝ score_i ** beta
+        (a Luce choice over the writer's own scores: only their ratios matter, as in the writer)."""
+        total, mass = 0.0, 0.0
+        for t, g, y, share in self.questions:
+            z = beta * (np.log(np.maximum(t @ w, 1e-9)) + g @ u)
+            total += share * float(np.logaddexp.reduce(z) - np.logaddexp.reduce(z[y]))
+            mass += share
+        return total / mass if mass else 0.0
+
+
+def _term(features: dict[str, float], term: str) -> float:
+    return float(np.prod([features.get(name, 0.0) for name in term.split("*")]))
+
+
+def fit(combiner: Combiner, questions: list, l2: float) -> tuple[Combiner, dict]:
+    """The combiner's weights maximising the likelihood of choosing a sentence that holds the answer,
+    L2-pulled toward ``combiner``'s own (relative to their size); ``coverage`` stays fixed (the scale)."""
+    design = Design(combiner, questions)
+    w0 = np.array([combiner.terms[t] for t in design.terms])
+    u0 = np.log(np.array([combiner.gates[g] for g in design.gates]))
+    anchor = design.terms.index(ANCHOR)
+    free = [i for i in range(len(w0)) if i != anchor]
+    x0 = np.concatenate([w0[free], u0, [np.log(5.0)]])  # the last: log beta, the choice's sharpness
+
+    def unpack(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        w = w0.copy()
+        w[free] = x[: len(free)]
+        return w, x[len(free) : len(free) + len(u0)], float(np.exp(x[-1]))
+
+    def objective(x: np.ndarray) -> float:
+        w, u, beta = unpack(x)
+        return design.loss(w, u, beta) + l2 * float(np.sum((x[:-1] - x0[:-1]) ** 2))
+
+    bounds = [(None, None)] * len(free) + [(None, 0.0)] * len(u0) + [(np.log(0.5), np.log(50.0))]
+    result = minimize(objective, x0, method="L-BFGS-B", bounds=bounds)
+    w, u, beta = unpack(result.x)
+    fitted = Combiner(
+        terms={t: round(float(v), 4) for t, v in zip(design.terms, w, strict=True)},
+        gates={g: round(float(np.exp(v)), 4) for g, v in zip(design.gates, u, strict=True)},
+    )
+    stats = {
+        "questions": len(design.questions),
+        "loss_before": round(design.loss(w0, u0, beta), 4),
+        "loss_after": round(design.loss(w, u, beta), 4),
+        "sharpness": round(beta, 3),
+    }
+    return fitted, stats
+
+
+def choose_l2(combiner: Combiner, questions: list, grid: list[float]) -> tuple[float, dict[float, float]]:
+    """The L2 strength by a split of the training questions alone (fit on even, top-1 on odd)."""
+    even, odd = questions[0::2], questions[1::2]
+    figures = {l2: top1(fit(combiner, even, l2)[0], odd) for l2 in grid}
+    best = max(grid, key=lambda l2: (round(figures[l2], 4), l2))  # ties: the stronger pull
+    return best, figures
+
+
+def top1(combiner: Combiner, questions: list) -> float:
+    """Share of questions (with a sentence holding the answer) whose best-scored sentence holds it."""
+    hits = []
+    for feats, labels, *_ in questions:
+        if any(labels):
+            scores = [combiner.score(f) for f in feats]
+            hits.append(labels[max(range(len(scores)), key=lambda i: (scores[i], -i))])
+    return statistics.mean(hits) if hits else 0.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--train-run", action="append", default=[], metavar="SET=DIR")
+    parser.add_argument("--held-out-run", action="append", default=[], metavar="SET=DIR")
+    parser.add_argument("--cache", type=Path, default=Path("eval_out/answer_dev"))
+    parser.add_argument("--reranker", default="lexical")
+    parser.add_argument(
+        "--l2",
+        default="0.01,0.1,1,10",
+        help="pull toward the current weights: one value, or a grid "
+        "chosen by an even/odd split of the training questions",
+    )
+    parser.add_argument(
+        "--features", type=Path, help="cache of the candidates' features (reused when present)"
+    )
+    parser.add_argument("--tolerance", type=float, default=0.01, help="largest fall a set may show")
+    parser.add_argument("--write", action="store_true", help=f"store the fitted weights in {WEIGHTS_FILE}")
+    args = parser.parse_args(argv)
+    current = BrainParams.load()
+    train: dict[str, list[dict]] = {}
+    held: dict[str, list[dict]] = {}
+    for name in ("cmrc2018_trial", "drcd_dev"):
+        cache = args.cache / f"{name}-{args.reranker}.json"
+        if cache.exists():
+            train[f"{name} (dev slice)"] = list(json.loads(cache.read_text(encoding="utf-8")).values())
+    for item in args.train_run:
+        name, folder = item.split("=", 1)
+        train[f"{name} (even half)"] = from_run(name, Path(folder), DEV[name])
+        held[f"{name} (odd half)"] = from_run(name, Path(folder), HELD_OUT[name])
+    for item in args.held_out_run:
+        name, folder = item.split("=", 1)
+        held[f"{name} (harness run)"] = from_run(name, Path(folder), lambda i: True)
+    if not train:
+        parser.error("no training rows: give --train-run or build the dev cache with bench/answer_params.py")
+    from retrievers.factory import embedder_for
+
+    meaning = Meaning(embedder_for(load_settings()))
+    cached = (
+        json.loads(args.features.read_text(encoding="utf-8"))
+        if args.features and args.features.exists()
+        else {}
+    )
+    for name, rows in {**train, **held}.items():
+        if name not in cached:
+            cached[name] = choices(rows, meaning, current)
+    if args.features:
+        args.features.write_text(json.dumps(cached), encoding="utf-8")
+    train_q = [(feats, labels, name) for name in train for feats, labels in cached[name]]
+    grid = [float(v) for v in args.l2.split(",")]
+    l2, by_l2 = choose_l2(current.writer, train_q, grid) if len(grid) > 1 else (grid[0], {})
+    fitted, stats = fit(current.writer, train_q, l2)
+    stats |= {"l2": l2, "l2_split_top1": by_l2}
+    new = current.model_copy(update={"writer": fitted})
+    print(f"L2 {l2} (training split top-1 by L2: {by_l2}); {stats}")
+    print(f"{'set':<34}{'top1 cur':>9}{'top1 fit':>9}{'ratio cur':>10}{'ratio fit':>10}")
+    figures: dict[str, dict[str, float]] = {}
+    for split, sets in (("train", train), ("held-out", held)):
+        for name, rows in sets.items():
+            q = cached[name]
+            a, b = top1(current.writer, q), top1(fitted, q)
+            ratio_a, ratio_b = score(rows, meaning, weights=current)[2], score(rows, meaning, weights=new)[2]
+            figures[f"{split}: {name}"] = {
+                "top1_before": round(a, 3),
+                "top1_after": round(b, 3),
+                "has_gold_per_in_ctx_before": round(ratio_a, 3),
+                "has_gold_per_in_ctx_after": round(ratio_b, 3),
+            }
+            print(f"{split + ': ' + name:<34}{a:>9.3f}{b:>9.3f}{ratio_a:>10.3f}{ratio_b:>10.3f}")
+    print(json.dumps(fitted.to_dict(), ensure_ascii=False))
+    # adopted only where no set's answer figure falls by more than --tolerance (issue 20: behaviour
+    # may not get worse anywhere); otherwise the previous weights stay, with this fit's figures beside them
+    worse = {
+        name: round(f["has_gold_per_in_ctx_after"] - f["has_gold_per_in_ctx_before"], 3)
+        for name, f in figures.items()
+        if f["has_gold_per_in_ctx_after"] < f["has_gold_per_in_ctx_before"] - args.tolerance
+    }
+    adopted = not worse
+    print("adopted" if adopted else f"not adopted: falls by more than {args.tolerance} on {worse}")
+    if args.write:
+        provenance = {
+            "method": "Luce choice (P ∝ score ** sharpness) of a sentence holding a gold answer among each "
+            "question's candidates, maximum likelihood, "
+            f"log-linear in the gates, L2 {l2} toward the previous weights, '{ANCHOR}' held fixed",
+            "training_sets": sorted(train),
+            "held_out_sets": sorted(held),
+            "date": dt.date.today().isoformat(),
+            "command": "python bench/fit_offline_brain.py " + " ".join(argv or sys.argv[1:]),
+            **stats,
+            "figures": figures,
+            "adopted": adopted,
+        }
+        if adopted:
+            writer = fitted.to_dict() | {"provenance": provenance}
+        else:
+            previous = current.writer.provenance.get("method", "")
+            writer = current.writer.to_dict() | {
+                "provenance": {"method": previous, "last_fit": provenance, "fitted_weights": fitted.to_dict()}
+            }
+        BrainParams.from_dict(current.to_dict() | {"writer": writer}).save()
+        print(f"wrote {WEIGHTS_FILE}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
