@@ -245,7 +245,10 @@ def delete_thread(saver: BaseCheckpointSaver, thread_id: str) -> bool:
     """Delete every checkpoint, write, blob and logged turn of the thread, and its lock file; False when
     there was nothing."""
     saver = underlying(saver)
-    existed = next(iter(saver.list({"configurable": {"thread_id": thread_id}}, limit=1)), None) is not None
+    try:
+        existed = next(iter(saver.list({"configurable": {"thread_id": thread_id}}, limit=1)), None) is not None
+    except CheckpointDamagedError:
+        existed = True  # a damaged thread exists; deleting it is the way out
     _forget(saver, thread_id)
     return existed
 
