@@ -246,7 +246,9 @@ def delete_thread(saver: BaseCheckpointSaver, thread_id: str) -> bool:
     there was nothing."""
     saver = underlying(saver)
     try:
-        existed = next(iter(saver.list({"configurable": {"thread_id": thread_id}}, limit=1)), None) is not None
+        existed = (
+            next(iter(saver.list({"configurable": {"thread_id": thread_id}}, limit=1)), None) is not None
+        )
     except CheckpointDamagedError:
         existed = True  # a damaged thread exists; deleting it is the way out
     _forget(saver, thread_id)
