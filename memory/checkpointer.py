@@ -70,13 +70,18 @@ class _CheckedSerializer(JsonPlusSerializer):
     """LangGraph's serializer, whose decoding failures say "damaged checkpoint" instead of a raw
     ``ValueError: invalid UTF-8 string`` from msgpack."""
 
+    store: str | None = None  # named in the message when known (set by ``open_checkpointer``)
+
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         try:
             return super().loads_typed(data)
         except CheckpointerError:
             raise
         except Exception as exc:
-            raise CheckpointDamagedError(f"a stored checkpoint cannot be decoded: {exc}") from None
+            reason = f"a stored checkpoint cannot be decoded: {exc}"
+            raise (
+                damaged_store(self.store, reason) if self.store else CheckpointDamagedError(reason)
+            ) from None
 
 
 @contextmanager
@@ -125,16 +130,18 @@ def require_same_store(path: Path, opened: tuple[int, int] | None, holder: str) 
         )
 
 
-def _serializer(allowed_types: Iterable[type]) -> JsonPlusSerializer | None:
+def _serializer(allowed_types: Iterable[type], store: str | None = None) -> JsonPlusSerializer:
     """Strict deserialisation limited to LangGraph's safe types plus ``allowed_types``, when given.
 
     LangGraph loads any stored class by default and warns that this will be blocked; naming the state's
     own types (pydantic models, dataclasses) silences that and refuses everything else. A compiled graph
     adds its state schema's types itself, but a saver read directly (thread listings) needs them here.
-    None keeps the library default.
+    Decoding failures name ``store`` (the file or redacted URL) and the way out.
     """
     modules = sorted({(t.__module__, t.__name__) for t in allowed_types})
-    return _CheckedSerializer(allowed_msgpack_modules=modules) if modules else _CheckedSerializer()
+    serde = _CheckedSerializer(allowed_msgpack_modules=modules) if modules else _CheckedSerializer()
+    serde.store = store
+    return serde
 
 
 def loading(saver: BaseCheckpointSaver, allowed_types: Iterable[type]) -> BaseCheckpointSaver:
@@ -144,7 +151,7 @@ def loading(saver: BaseCheckpointSaver, allowed_types: Iterable[type]) -> BaseCh
     allowlist a compiled graph derives from its state); a saver with another serializer is kept as is.
     """
     allowed = list(allowed_types)
-    serde = _serializer(allowed)
+    serde = _serializer(allowed, getattr(saver.serde, "store", None))
     if not allowed or type(saver.serde) not in (JsonPlusSerializer, _CheckedSerializer):
         return saver
     clone = copy.copy(saver)
@@ -250,7 +257,7 @@ def open_checkpointer(
     *, sqlite_path: Path, postgres_url: str | None = None, allowed_types: Iterable[type] = ()
 ) -> Iterator[BaseCheckpointSaver]:
     """Yield a set-up checkpointer: PostgreSQL when ``postgres_url`` is given, else the SQLite file."""
-    serde = _serializer(allowed_types)
+    serde = _serializer(allowed_types, store_name(Path(sqlite_path), postgres_url))
     if postgres_url:
         with _connect_postgres(postgres_url) as conn:
             saver = PostgresSaver(conn, serde=serde)
@@ -270,7 +277,7 @@ async def open_async_checkpointer(
     *, sqlite_path: Path, postgres_url: str | None = None, allowed_types: Iterable[type] = ()
 ) -> AsyncIterator[BaseCheckpointSaver]:
     """The async twin of :func:`open_checkpointer`, for ``graph.ainvoke``/``astream`` in async servers."""
-    serde = _serializer(allowed_types)
+    serde = _serializer(allowed_types, store_name(Path(sqlite_path), postgres_url))
     if postgres_url:
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
