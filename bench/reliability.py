@@ -392,27 +392,36 @@ def second() -> dict:
             )
         small_env = env_for(small / "index", work / "cp.sqlite")
         assert cli(small_env, "ingest", str(bulk)).returncode == 0
-        for label, extra in (("full disk, refused before writing", 400), ("full disk mid-write", 10)):
-            for i in range(100, 100 + extra):
-                (bulk / f"b{i}.md").write_text(
-                    f"# N{i}\n\n" + " ".join(f"Fact {i}-{j} is {i * j}." for j in range(60))
-                )
-            done = cli(small_env, "ingest", str(bulk))
+
+        def note(i: int) -> None:
+            facts = " ".join(f"Fact {i}-{j} is {i * j}." for j in range(60))
+            (bulk / f"b{i}.md").write_text(f"# N{i}\n\n{facts}")
+
+        def judge(label: str, done: subprocess.CompletedProcess[str]) -> None:
             left = list((small / "index").glob("gen-*.tmp-*"))
             after = cli(small_env, "ask", question, "--json")
+            served = after.returncode == 0 and "3.11" in json.loads(after.stdout)["answer"]
+            ok = done.returncode == 2 and len(done.stderr.strip().splitlines()[-1:]) == 1 and not left
             _case(
                 results,
                 label,
-                done.returncode == 2
-                and "is full" in done.stderr
-                and not left
-                and after.returncode == 0
-                and "embedding cache" not in after.stderr,
+                ok and "is full" in done.stderr and served and "embedding cache" not in after.stderr,
                 done,
-                lost=after.returncode != 0,
+                lost=not served,
             )
-            for i in range(100, 100 + extra):
-                (bulk / f"b{i}.md").unlink()
+
+        for i in range(100, 500):
+            note(i)
+        judge("full disk, refused before writing", cli(small_env, "ingest", str(bulk)))
+        for i in range(100, 500):
+            (bulk / f"b{i}.md").unlink()
+        for step in range(40):  # add notes until the generation no longer fits: it fills the disk mid-write
+            for i in range(600 + 3 * step, 603 + 3 * step):
+                note(i)
+            done = cli(small_env, "ingest", str(bulk))
+            if done.returncode != 0:
+                break
+        judge("full disk mid-write" if "while writing" in done.stderr else "full disk (refused)", done)
         subprocess.run(["umount", str(small)], capture_output=True)
     # 5. damaged checkpoint pages
     db = work / "cpd.sqlite"
@@ -434,9 +443,20 @@ def second() -> dict:
     )
     done = cli(cenv, "ask", question, "--thread", "new")
     _case(results, "damaged checkpoint pages: another thread", done.returncode == 0, done)
-    # 9. lock files
-    done = cli(cenv, "threads", "prune", "--older-than", "1s")
-    _case(results, "lock files go with pruned threads", not any(Path(f"{db}.locks").glob("*.lock")), done)
+    # 9. lock files (a healthy store: a damaged thread is never pruned, its lock stays with it)
+    ldb = work / "locks.sqlite"
+    lenv = env_for(index, ldb)
+    for thread in ("one", "二", "three"):
+        cli(lenv, "ask", question, "--thread", thread)
+    done = cli(lenv, "threads", "delete", "二")
+    _case(
+        results,
+        "lock file goes with a deleted thread",
+        len(list(Path(f"{ldb}.locks").glob("*.lock"))) == 2,
+        done,
+    )
+    done = cli(lenv, "threads", "prune", "--older-than", "1s")
+    _case(results, "lock files go with pruned threads", not any(Path(f"{ldb}.locks").glob("*.lock")), done)
     shutil.rmtree(work, ignore_errors=True)
     return {
         "figure": "second reliability catalogue (issue 24)",

@@ -522,3 +522,24 @@ def test_a_lock_file_held_by_a_turn_is_kept_and_a_deleted_one_is_not_reused(tmp_
         worker.start()
         worker.join()
         assert not entered.is_set()  # excluded, even across a delete and re-create
+
+
+def test_serve_names_a_damaged_checkpoint_store_and_other_threads_work(small_index, tmp_path):
+    db = tmp_path / "checkpoints.sqlite"  # the file the test server uses
+    env = cli_env(small_index, db)
+    assert run(env, "ask", QUESTION_EN, "--thread", "A").returncode == 0
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    _damage_pages(db)
+    server = Server(small_index, tmp_path)
+    try:
+        broken = httpx.post(
+            server.url + "/v1/ask", json={"question": QUESTION_ZH, "thread_id": "A"}, timeout=120
+        )
+        fresh = httpx.post(
+            server.url + "/v1/ask", json={"question": QUESTION_ZH, "thread_id": "新"}, timeout=120
+        )
+    finally:
+        server.stop()
+    assert broken.status_code == 503 and str(db) in broken.text and "threads delete" in broken.text
+    assert fresh.status_code == 200 and fresh.json()["answer"], fresh.text
