@@ -466,6 +466,7 @@ def second() -> dict:
         "data_lost": sum(r["data_lost"] for r in results),
         "wrong_answers_served": sum(r["wrong_answer_served"] for r in results),
         "failed": [r["case"] for r in results if not r["passed"]],
+        "cases": [r["case"] for r in results],
     }
 
 
