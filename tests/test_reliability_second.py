@@ -425,14 +425,20 @@ def test_a_full_disk_mid_write_removes_the_temporary_generation(tmp_path, embedd
 # --- 5. damaged checkpoints ---------------------------------------------------------------------------------------
 
 
-def test_damaged_checkpoint_pages_are_one_line_and_other_threads_work(small_index, tmp_path):
-    db = tmp_path / "cp.sqlite"
-    env = cli_env(small_index, db)
+def _damaged_threads(index: Path, db: Path) -> dict[str, str]:
+    """Threads A and B answered in ``db``, then its pages damaged; the CLI environment."""
+    env = cli_env(index, db)
     for thread in ("A", "B"):
         assert run(env, "ask", QUESTION_EN, "--thread", thread).returncode == 0
     with sqlite3.connect(db) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     _damage_pages(db)
+    return env
+
+
+def test_damaged_checkpoint_pages_are_one_line_and_other_threads_work(small_index, tmp_path):
+    db = tmp_path / "cp.sqlite"
+    env = _damaged_threads(small_index, db)
     broken = run(env, "ask", QUESTION_ZH, "--thread", "A")
     lines = broken.stderr.strip().splitlines()
     assert broken.returncode in (1, 2) and len(lines) == 1 and "Traceback" not in broken.stderr
@@ -526,12 +532,7 @@ def test_a_lock_file_held_by_a_turn_is_kept_and_a_deleted_one_is_not_reused(tmp_
 
 def test_serve_names_a_damaged_checkpoint_store_and_other_threads_work(small_index, tmp_path):
     db = tmp_path / "checkpoints.sqlite"  # the file the test server uses
-    env = cli_env(small_index, db)
-    for thread in ("A", "B"):
-        assert run(env, "ask", QUESTION_EN, "--thread", thread).returncode == 0
-    with sqlite3.connect(db) as conn:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    _damage_pages(db)
+    _damaged_threads(small_index, db)
     server = Server(small_index, tmp_path)
     try:
         broken = httpx.post(
