@@ -114,6 +114,11 @@ class Settings(BaseSettings):
     semantic_split: bool = False
     semantic_threshold: float = Field(default=0.55, ge=-1, le=1)
     max_file_mb: float = Field(default=50.0, gt=0)
+    outside_symlinks: bool = Field(
+        default=True,
+        description="follow file symlinks that lead outside the folders ingested (listed in the report); "
+        "false refuses them",
+    )
 
     # --- index -------------------------------------------------------------------------------
     hnsw_threshold: int = Field(default=200_000, ge=0, description="exact search below this size")

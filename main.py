@@ -127,11 +127,14 @@ def session_by_default(rest: list[str]) -> list[str]:
 
 
 def setup_logging(verbose: int, log_file: str | None) -> None:
-    """Quiet by default (warnings only); -v shows the project's debug lines, -vv every library's too."""
+    """Quiet by default (warnings only); -v shows the project's debug lines, -vv every library's too.
+    Messages are escaped (``core.logs``): a file name cannot forge a log line or drive the terminal."""
+    from core.logs import EscapingFormatter
+
     root = logging.getLogger()
     root.setLevel(logging.DEBUG if verbose >= 2 else logging.WARNING)
     console = logging.StreamHandler(sys.stderr)
-    console.setFormatter(logging.Formatter(LOG_FORMAT))
+    console.setFormatter(EscapingFormatter(LOG_FORMAT))
     console.setLevel(logging.DEBUG if verbose else logging.WARNING)
     root.addHandler(console)
     project_level = logging.DEBUG if verbose or log_file else logging.WARNING
@@ -142,7 +145,7 @@ def setup_logging(verbose: int, log_file: str | None) -> None:
             handler = logging.FileHandler(log_file, encoding="utf-8")
         except OSError as exc:
             raise SystemExit(f"error: cannot write the log file {log_file}: {exc.strerror}") from None
-        handler.setFormatter(logging.Formatter("%(asctime)s " + LOG_FORMAT))
+        handler.setFormatter(EscapingFormatter("%(asctime)s " + LOG_FORMAT))
         handler.setLevel(logging.DEBUG)
         root.addHandler(handler)
 

@@ -5,6 +5,7 @@
     python bench/reliability.py concurrent --rounds 5
     python bench/reliability.py damage
     python bench/reliability.py storage --turns 1000 --threads 1000
+    python bench/reliability.py second     # issue 24: stale files, damaged caches, full/read-only disks ...
 
 Each prints one JSON line. Real processes (``python main.py ...``) are killed with SIGKILL after a
 delay drawn from a seeded generator, so a run can be repeated. Work happens in a temporary folder.
@@ -278,6 +279,197 @@ def storage(turns: int, threads: int) -> dict:
     return out
 
 
+def _case(
+    results: list[dict],
+    name: str,
+    ok: bool,
+    done: subprocess.CompletedProcess[str] | None = None,
+    *,
+    lost: bool = False,
+    wrong: bool = False,
+) -> None:
+    results.append(
+        {
+            "case": name,
+            "passed": bool(ok),
+            "traceback": bool(done is not None and "Traceback" in done.stderr),
+            "data_lost": lost,
+            "wrong_answer_served": wrong,
+        }
+    )
+
+
+def _mount(*argv: str) -> bool:
+    return os.geteuid() == 0 and subprocess.run(["mount", *argv], capture_output=True).returncode == 0
+
+
+def second() -> dict:
+    """Issue 24's catalogue through the real CLI: each case is tried once and judged."""
+    import sqlite3
+
+    work = Path(tempfile.mkdtemp(prefix="rel-second-"))
+    results: list[dict] = []
+    docs = work / "docs"
+    shutil.copytree(FIXTURES, docs)
+    index = work / "index"
+    env = env_for(index, work / "cp.sqlite")
+    assert cli(env, "ingest", str(docs)).returncode == 0
+    question = "What Python version do I need?"
+    # 1. stale content: emptied, binary
+    for label, data in (("emptied file", b""), ("file overwritten with binary", b"\x00\xff" * 100)):
+        (docs / "quickstart_en.md").write_bytes(data)
+        done = cli(env, "ingest", str(docs), "--json")
+        report = json.loads(done.stdout) if done.returncode == 0 else {}
+        answer = cli(env, "search", "Python 3.11", "--json")
+        stale = "quickstart_en.md" in answer.stdout
+        _case(
+            results,
+            f"stale: {label}",
+            done.returncode == 0 and report.get("removal_reasons") and not stale,
+            done,
+            wrong=stale,
+        )
+        shutil.copy(FIXTURES / "quickstart_en.md", docs / "quickstart_en.md")
+        cli(env, "ingest", str(docs))
+    # 2. damaged caches
+    cache = index / "cache" / "answers.sqlite"
+    for label in ("answer cache random bytes", "answer cache damaged pages", "answer cache edited payload"):
+        cli(env, "ask", question)
+        with sqlite3.connect(cache) as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            if label.endswith("payload"):
+                conn.execute("UPDATE answers SET payload = replace(payload, '3.11', '2.7')")
+        if label.endswith("bytes"):
+            cache.write_bytes(random.Random(1).randbytes(cache.stat().st_size))
+        elif label.endswith("pages"):
+            data = bytearray(cache.read_bytes())
+            for off in range(4096, len(data), 4096):
+                data[off + 200 : off + 264] = b"\xde\xad\xbe\xef" * 16
+            cache.write_bytes(bytes(data))
+        done = cli(env, "ask", question, "--json")
+        answer = json.loads(done.stdout)["answer"] if done.returncode == 0 else ""
+        _case(results, label, "3.11" in answer and "2.7" not in answer, done, wrong="2.7" in answer)
+    # 6. cache being a file, generation being a file
+    shutil.rmtree(index / "cache")
+    (index / "cache").write_text("x")
+    done = cli(env, "ask", question, "--json")
+    _case(results, "cache folder is a file", done.returncode == 0, done)
+    (index / "cache").unlink()
+    copy = work / "gen-file"
+    shutil.copytree(index, copy)
+    current = json.loads((copy / "index.json").read_text())["current"]
+    shutil.rmtree(copy / current)
+    (copy / current).write_text("x")
+    done = cli(env_for(copy, work / "cp.sqlite"), "ask", question)
+    _case(
+        results,
+        "generation folder is a file",
+        done.returncode == 2 and len(done.stderr.splitlines()) == 1,
+        done,
+    )
+    # 3. read-only index (bind mount)
+    ro = work / "ro"
+    ro.mkdir()
+    if _mount("--bind", str(index), str(ro)) and _mount("-o", "remount,ro,bind", str(ro)):
+        for reranker in ("lexical", "e5"):
+            done = cli(
+                {**env_for(ro, work / "cp.sqlite"), "AGENTIC_RAG_RERANKER": reranker},
+                "ask",
+                question,
+                "--json",
+            )
+            _case(results, f"read-only index ({reranker})", done.returncode == 0, done)
+        subprocess.run(["umount", str(ro)], capture_output=True)
+    # 4. full disk (2 MB tmpfs), refused up front and mid-write
+    small = work / "small"
+    small.mkdir()
+    if _mount("-t", "tmpfs", "-o", "size=2m", "tmpfs", str(small)):
+        bulk = work / "bulk"
+        shutil.copytree(FIXTURES, bulk)
+        for i in range(55):
+            (bulk / f"b{i}.md").write_text(
+                f"# N{i}\n\n" + " ".join(f"Fact {i}-{j} is {i * j}." for j in range(60))
+            )
+        small_env = env_for(small / "index", work / "cp.sqlite")
+        assert cli(small_env, "ingest", str(bulk)).returncode == 0
+
+        def note(i: int) -> None:
+            facts = " ".join(f"Fact {i}-{j} is {i * j}." for j in range(60))
+            (bulk / f"b{i}.md").write_text(f"# N{i}\n\n{facts}")
+
+        def judge(label: str, done: subprocess.CompletedProcess[str]) -> None:
+            left = list((small / "index").glob("gen-*.tmp-*"))
+            after = cli(small_env, "ask", question, "--json")
+            served = after.returncode == 0 and "3.11" in json.loads(after.stdout)["answer"]
+            ok = done.returncode == 2 and len(done.stderr.strip().splitlines()[-1:]) == 1 and not left
+            _case(
+                results,
+                label,
+                ok and "is full" in done.stderr and served and "embedding cache" not in after.stderr,
+                done,
+                lost=not served,
+            )
+
+        for i in range(100, 500):
+            note(i)
+        judge("full disk, refused before writing", cli(small_env, "ingest", str(bulk)))
+        for i in range(100, 500):
+            (bulk / f"b{i}.md").unlink()
+        for step in range(40):  # add notes until the generation no longer fits: it fills the disk mid-write
+            for i in range(600 + 3 * step, 603 + 3 * step):
+                note(i)
+            done = cli(small_env, "ingest", str(bulk))
+            if done.returncode != 0:
+                break
+        judge("full disk mid-write" if "while writing" in done.stderr else "full disk (refused)", done)
+        subprocess.run(["umount", str(small)], capture_output=True)
+    # 5. damaged checkpoint pages
+    db = work / "cpd.sqlite"
+    cenv = env_for(index, db)
+    for thread in ("A", "B"):
+        cli(cenv, "ask", question, "--thread", thread)
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = bytearray(db.read_bytes())
+    for off in range(4096, len(data), 4096):
+        data[off + 200 : off + 264] = b"\xde\xad\xbe\xef" * 16
+    db.write_bytes(bytes(data))
+    done = cli(cenv, "ask", question, "--thread", "A")
+    _case(
+        results,
+        "damaged checkpoint pages: ask --thread",
+        done.returncode in (1, 2) and str(db) in done.stderr,
+        done,
+    )
+    done = cli(cenv, "ask", question, "--thread", "new")
+    _case(results, "damaged checkpoint pages: another thread", done.returncode == 0, done)
+    # 9. lock files (a healthy store: a damaged thread is never pruned, its lock stays with it)
+    ldb = work / "locks.sqlite"
+    lenv = env_for(index, ldb)
+    for thread in ("one", "二", "three"):
+        cli(lenv, "ask", question, "--thread", thread)
+    done = cli(lenv, "threads", "delete", "二")
+    _case(
+        results,
+        "lock file goes with a deleted thread",
+        len(list(Path(f"{ldb}.locks").glob("*.lock"))) == 2,
+        done,
+    )
+    done = cli(lenv, "threads", "prune", "--older-than", "1s")
+    _case(results, "lock files go with pruned threads", not any(Path(f"{ldb}.locks").glob("*.lock")), done)
+    shutil.rmtree(work, ignore_errors=True)
+    return {
+        "figure": "second reliability catalogue (issue 24)",
+        "cases_tried": len(results),
+        "passed": sum(r["passed"] for r in results),
+        "tracebacks": sum(r["traceback"] for r in results),
+        "data_lost": sum(r["data_lost"] for r in results),
+        "wrong_answers_served": sum(r["wrong_answer_served"] for r in results),
+        "failed": [r["case"] for r in results if not r["passed"]],
+        "cases": [r["case"] for r in results],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -289,6 +481,7 @@ def main() -> None:
         p.add_argument("--seed", type=int, default=12)
     sub.add_parser("concurrent").add_argument("--rounds", type=int, default=5)
     sub.add_parser("damage")
+    sub.add_parser("second")
     p = sub.add_parser("storage")
     p.add_argument("--turns", type=int, default=500)
     p.add_argument("--threads", type=int, default=1000)
@@ -302,6 +495,8 @@ def main() -> None:
         result = concurrent(args.rounds)
     elif args.what == "damage":
         result = damage()
+    elif args.what == "second":
+        result = second()
     else:
         result = storage(args.turns, args.threads)
     result["cpu_s_this_process"] = round(time.process_time() - started, 1)

@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from graph.run import ask
     from memory.checkpointer import open_checkpointer, store_errors, store_name
     from memory.thread_lock import thread_lock
+    from memory.threads import check_thread
     from nodes.context import build_context
     from nodes.state import CHECKPOINT_TYPES
     from retrievers.filter_keys import require_known_keys
@@ -81,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
     )
     failures = store_errors(store_name(settings.checkpoint_db, settings.postgres_url))
     with failures, saver_cm as saver, lock:
+        if saver is not None:
+            check_thread(saver, args.thread)  # damaged pages: one line naming the store, not a traceback
         app = build_graph(checkpointer=saver, max_checkpoints_per_thread=settings.max_checkpoints_per_thread)
         result = ask(
             app,

@@ -11,18 +11,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from config import Settings, load_settings
+from core.logs import CONTROL_CODES
 
 # Wide enough that nothing wraps, small enough that rich's layout arithmetic stays cheap.
 UNWRAPPED_WIDTH = 10_000
 
-# Bidirectional overrides and isolates reorder what the terminal shows (U+202E makes "exe.txt" read
-# "txt.exe"); C0/C1 controls move the cursor, retitle windows or hide text. Tab and newline stay.
-_BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-_NEUTRALISE = {
-    code: f"<U+{code:04X}>"
-    for code in [*range(0x00, 0x20), *range(0x7F, 0xA0), *map(ord, _BIDI_CONTROLS)]
-    if chr(code) not in "\t\n"
-}
+# Control and bidi-override characters (core.logs) shown as <U+XXXX>; tab and newline stay.
+_NEUTRALISE = {code: f"<U+{code:04X}>" for code in CONTROL_CODES if chr(code) not in "\t\n"}
 
 
 def neutralised(text: str) -> str:

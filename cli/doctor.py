@@ -1,5 +1,7 @@
 """`python main.py doctor`: check the LLM endpoint and model, the embedder, the index and the
-checkpoint store; one line each, saying what is wrong and how to fix it. Exit 1 if any check fails."""
+checkpoint store; one line each, saying what is wrong and how to fix it. Exit 1 if any check fails.
+Configured endpoints are exercised for real: one tiny chat completion, one embedding for a remote
+embedder, each within a short timeout (a server listing its models may still fail every request)."""
 
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def check_llm(settings: Settings) -> list[Check]:
     """Endpoint and model; with no endpoint configured the offline brain answers, which is fine."""
-    from providers.endpoint import check_endpoint
+    from providers.endpoint import check_endpoint, exercise_endpoint
 
     if not settings.llm_configured:
         return [
@@ -47,7 +49,30 @@ def check_llm(settings: Settings) -> list[Check]:
     if status.problem:
         return [endpoint, Check("model", False, status.problem)]
     listed = "served" if status.models else "not listed by the server (cannot verify)"
-    return [endpoint, Check("model", True, f"{settings.llm_model} {listed}")]
+    model = Check("model", True, f"{settings.llm_model} {listed}")
+    failure = exercise_endpoint(
+        settings.openai_base_url, settings.openai_api_key, chat_model=settings.llm_model
+    )
+    if failure:
+        return [
+            endpoint,
+            model,
+            Check("chat", False, f"{failure}: questions would fail (or set AGENTIC_RAG_BRAIN=offline)"),
+        ]
+    return [endpoint, model, Check("chat", True, f"{settings.llm_model} answered a one-token completion")]
+
+
+def check_remote_embedder(settings: Settings) -> list[Check]:
+    """A remote embedder (``AGENTIC_RAG_EMBEDDER=openai``) gets one real embedding call, short timeout."""
+    from providers.endpoint import exercise_endpoint
+
+    if not (settings.embedder == "openai" or settings.embedder.startswith("openai:")):
+        return []
+    model = settings.embedder.split(":", 1)[1] if ":" in settings.embedder else settings.embedding_model
+    failure = exercise_endpoint(settings.openai_base_url, settings.openai_api_key, embedding_model=model)
+    if failure:
+        return [Check("embeddings", False, f"{failure} (AGENTIC_RAG_EMBEDDER, AGENTIC_RAG_EMBEDDING_MODEL)")]
+    return [Check("embeddings", True, f"{model} answered one embedding")]
 
 
 def check_embedder(settings: Settings) -> Check:
@@ -103,6 +128,7 @@ def check_checkpoints(settings: Settings) -> Check:
 
 CHECKS: list[Callable[[Settings], Check | list[Check]]] = [
     check_llm,
+    check_remote_embedder,
     check_embedder,
     check_index,
     check_checkpoints,

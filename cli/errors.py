@@ -15,7 +15,6 @@ def expected_errors() -> tuple[type[BaseException], ...]:
     from ingestion.documents import LoaderError
     from memory.checkpointer import CheckpointerError
     from memory.threads import ThreadNotFoundError
-    from providers.embedding_cache import EmbeddingCacheError
     from retrievers.index import IndexError_
 
     return (
@@ -23,7 +22,6 @@ def expected_errors() -> tuple[type[BaseException], ...]:
         IndexError_,
         CheckpointerError,
         ThreadNotFoundError,
-        EmbeddingCacheError,
         LoaderError,
         FileNotFoundError,
         ValueError,

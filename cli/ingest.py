@@ -165,6 +165,16 @@ def run(args: argparse.Namespace) -> int:
     console.print(table)
     for failed in report.failed:
         console.print(f"[yellow]skipped[/] {shown(failed.source)}: {shown(failed.reason)}")
+    for source, reason in report.removal_reasons.items():
+        if reason != "no longer on disk" or getattr(args, "verbose", 0):
+            console.print(
+                f"[yellow]removed[/] {shown(source)}: {shown(reason)} (its old chunks were dropped)"
+            )
+    for link in report.outside_links:
+        console.print(
+            f"[yellow]followed[/] {shown(link)}: outside the folders given "
+            "(AGENTIC_RAG_OUTSIDE_SYMLINKS=false refuses such links)"
+        )
     if getattr(args, "verbose", 0):
         for path in report.unsupported:
             console.print(f"[dim]unsupported[/] {shown(path)}")

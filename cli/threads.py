@@ -41,12 +41,12 @@ def _options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def resolve_thread_id(saver: BaseCheckpointSaver, text: str) -> str:
     """An exact thread id, or the one thread whose id starts with ``text`` (ids are long to type)."""
-    from memory.threads import ThreadNotFoundError, list_threads
+    from memory.threads import ThreadNotFoundError, thread_ids
 
     wanted = text.strip()
     if not wanted:
         raise ThreadNotFoundError("no thread id given")
-    ids = [info.thread_id for info in list_threads(saver)]
+    ids = thread_ids(saver)  # damaged threads too: deleting one is the way out
     if wanted in ids:
         return wanted
     matches = [tid for tid in ids if tid.startswith(wanted)]

@@ -11,6 +11,7 @@ from tqdm import tqdm
 from config import Settings
 from core.chunks import Chunk
 from core.tokenize import tokenize
+from ingestion.disk_space import generation_estimate, room_for_generation, vectors_lower_bound
 from ingestion.entities import with_entities
 from providers.embeddings import Embedder
 from retrievers.index import BuildParams, write_generation, write_lock
@@ -102,7 +103,15 @@ def index_chunks(
         with open_sink(settings, embedder.name, embedder.dim, rebuild=True, collection=collection) as sink:
             sink.write(chunks, np.asarray(vectors), source_records(chunks), set())
         return len(chunks)
-    with write_lock(index_dir):
+    text_bytes = sum(len(c.text.encode()) for c in chunks)
+    with (
+        write_lock(index_dir),
+        room_for_generation(
+            index_dir,
+            needed_at_least=vectors_lower_bound(len(chunks), embedder.dim),
+            estimate=generation_estimate(len(chunks), embedder.dim, text_bytes, None),
+        ),
+    ):
         write_generation(
             index_dir,
             ((c, bm25_tokens(c, settings.bm25_title_boost), v) for c, v in zip(chunks, vectors, strict=True)),

@@ -2,8 +2,11 @@
 chunks and vectors, deleted files lose theirs, and the result is written to the selected store (a new
 local index generation, or upserts and deletes in Milvus: ``ingestion.sinks``).
 
-A file that fails to load is reported with its reason and never aborts the run; if an earlier
-version of it was indexed, that version is kept (bad input loses nothing).
+A file that fails to load is reported with its reason and never aborts the run. An indexed file that
+has become empty, binary, unreadable or otherwise unindexable loses its old chunks: they no longer say
+what the file says, and serving them would cite text that is not there (reported as removed, with the
+reason). A file symlink that leads outside the folders given is followed and listed in the report, or
+refused with ``AGENTIC_RAG_OUTSIDE_SYMLINKS=false``.
 """
 
 from __future__ import annotations
@@ -51,6 +54,12 @@ class IngestReport(BaseModel):
     updated: list[str] = Field(default_factory=list)
     unchanged: list[str] = Field(default_factory=list)
     removed: list[str] = Field(default_factory=list)
+    removal_reasons: dict[str, str] = Field(
+        default_factory=dict, description="why each removed file lost its chunks (deleted, empty, binary ...)"
+    )
+    outside_links: list[str] = Field(
+        default_factory=list, description="file symlinks followed to a target outside the folders given"
+    )
     failed: list[FailedFile] = Field(default_factory=list)
     unsupported: list[str] = Field(default_factory=list, description="files found with no loader, not read")
     excluded: int = Field(default=0, description="files left out by the include/exclude globs")
@@ -249,16 +258,31 @@ def ingest_paths(
         to_load: list[tuple[Path, str]] = []
 
         def failed(source: str, reason: str) -> None:
+            if source in old_files:  # its old chunks describe a file that is no longer there as it was
+                scanned.add(source)
+                removed(source, reason)
+                return
             report.failed.append(FailedFile(source=source, reason=reason))
             log.info("failed %s: %s", source, reason)
-            if source in old_files:  # keep the last good version
-                keep_sources.add(source)
-                records[source] = old_files[source]
+
+        def removed(source: str, reason: str) -> None:
+            report.removed.append(source)
+            report.removal_reasons[source] = reason
+            log.info("removed %s (%s)", source, reason)
 
         for path in files:
             source = str(path.absolute())
             try:
+                link = path
                 path = regular_file(path)  # before anything opens it: a FIFO or /dev/zero never ends
+                if path != link.absolute() and not _under(str(path), roots):
+                    if not settings.outside_symlinks:
+                        raise LoaderError(
+                            f"symlink to {path}, outside the folders given; refused "
+                            "(AGENTIC_RAG_OUTSIDE_SYMLINKS=false)"
+                        )
+                    report.outside_links.append(f"{link.absolute()} -> {path}")
+                    log.info("followed %s outside the folders given", f"{link} -> {path}")
                 source = str(path)
                 scanned.add(source)
                 if path.stat().st_size > max_bytes:
@@ -298,11 +322,10 @@ def ingest_paths(
                 )
             row += count
         for source in old_files:
-            if source in keep_sources or source in records:
+            if source in keep_sources or source in records or source in report.removal_reasons:
                 continue
             if _under(source, roots) and source not in scanned and source not in filtered_out:
-                report.removed.append(source)
-                log.debug("removed %s (no longer on disk)", source)
+                removed(source, "no longer on disk")
             elif not _under(source, roots) or source in filtered_out:  # outside this run: untouched
                 keep_sources.add(source)
                 records[source] = old_files[source]

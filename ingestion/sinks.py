@@ -19,6 +19,7 @@ import numpy as np
 
 from config import Settings
 from core.chunks import Chunk
+from ingestion.disk_space import generation_estimate, room_for_generation, vectors_lower_bound
 from ingestion.indexing import bm25_tokens, build_params
 from retrievers.docstore import FileRecord
 from retrievers.index import IndexError_, read_generation, write_generation, write_lock
@@ -64,14 +65,25 @@ class LocalSink:
 
     def write(self, new_chunks, vectors, records, keep_sources) -> int:
         counted = _Counted(self._rows(new_chunks, vectors, keep_sources))
-        write_generation(
+        n_chunks = len(new_chunks) + sum(records[s].n_chunks for s in keep_sources if s in records)
+        previous = None
+        if self.previous is not None:
+            manifest = self.previous[2]
+            previous = (sum(manifest["files"].values()), manifest["n_chunks"])
+        text_bytes = sum(len(c.text.encode()) for c in new_chunks)
+        with room_for_generation(
             self.folder,
-            counted,
-            records.values(),
-            embedder=self.embedder_name,
-            dim=self.dim,
-            params=build_params(self.settings),
-        )
+            needed_at_least=vectors_lower_bound(n_chunks, self.dim),
+            estimate=generation_estimate(n_chunks, self.dim, text_bytes, previous),
+        ):
+            write_generation(
+                self.folder,
+                counted,
+                records.values(),
+                embedder=self.embedder_name,
+                dim=self.dim,
+                params=build_params(self.settings),
+            )
         return counted.n
 
     def _rows(self, new_chunks, vectors, keep_sources) -> Iterator[tuple[Chunk, list[str], np.ndarray]]:

@@ -5,27 +5,34 @@ question + mode + filters + the index generation it was answered from; the seman
 stored question whose query vector has cosine similarity >= the threshold, under the same mode, filters
 and generation, naming the same numbers and codes. Entries of any other generation are deleted when the cache is opened and never returned,
 so re-ingesting (which writes a new generation) invalidates everything at once. Hit and miss counts are
-kept in the file so ``index stats`` can show them.
+kept in the file so ``index stats`` can show them. Every entry carries a SHA-256 over its key, generation
+and payload, and is checked against the current passages before it is served (``passage_verifier``).
+The file is optional: a damaged, read-only or missing one never costs an answer (``providers.cache_file``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sqlite3
-import threading
 import time
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel
 
+from core.text import split_sentences
+from providers.cache_file import CacheFile, warn_once
+
 CacheKind = Literal["exact", "semantic"]
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS entries (
+DROP TABLE IF EXISTS entries;
+CREATE TABLE IF NOT EXISTS answers (
     key TEXT PRIMARY KEY,
     generation TEXT NOT NULL,
     scope TEXT NOT NULL,
@@ -33,10 +40,11 @@ CREATE TABLE IF NOT EXISTS entries (
     signature TEXT NOT NULL,
     vector BLOB,
     payload TEXT NOT NULL,
+    checksum TEXT NOT NULL,
     created REAL NOT NULL,
     used REAL NOT NULL
 );
-CREATE INDEX IF NOT EXISTS entries_scope ON entries (generation, scope);
+CREATE INDEX IF NOT EXISTS answers_scope ON answers (generation, scope);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 """
 _TRAILING = re.compile(r"[\s?？!！.。;；,，]+$")
@@ -60,6 +68,51 @@ def scope_key(mode: str, filters: dict[str, Any] | None) -> str:
     return json.dumps({"mode": mode, "filters": filters or {}}, sort_keys=True, ensure_ascii=False)
 
 
+def entry_key(generation: str, scope: str, question: str) -> str:
+    """THE cache key: the index generation, the scope (mode, brain, filters) and the normalised question.
+
+    Everything that makes an answer another answer goes here and nowhere else (the place to add, say,
+    the asker's permission groups)."""
+    return f"{generation}\x1f{scope}\x1f{normalise_question(question)}"
+
+
+def entry_checksum(key: str, generation: str, payload_json: str) -> str:
+    """SHA-256 over an entry's key, generation and payload: an edited or moved payload no longer matches."""
+    return hashlib.sha256(f"{key}\0{generation}\0{payload_json}".encode()).hexdigest()
+
+
+# Checks a cached payload against the index it would be served from: None when it still holds, else why not.
+Verifier = Callable[[dict[str, Any]], str | None]
+
+
+def passage_verifier(store: Any) -> Verifier:
+    """A verifier over a store with ``chunks_by_id``: every passage and citation must name a chunk the
+    index holds, and every sentence of a passage must be that chunk's text (compression keeps whole
+    sentences, or cuts the one it keeps)."""
+
+    def verify(payload: dict[str, Any]) -> str | None:
+        passages = payload.get("passages") or []
+        ids = {p.get("chunk_id") for p in passages} | {
+            c.get("chunk_id") for c in payload.get("citations") or []
+        }
+        current = store.chunks_by_id([i for i in ids if isinstance(i, str)])
+        missing = sorted(str(i) for i in ids if i not in current)
+        if missing:
+            return f"it cites chunks the index no longer holds ({', '.join(missing[:3])})"
+        for passage in passages:
+            text = _squashed(current[passage["chunk_id"]].text)
+            pieces = [_squashed(s).rstrip("…") for s in split_sentences(str(passage.get("text", "")))]
+            if not all(piece in text for piece in pieces if piece):
+                return f"passage [{passage.get('number')}] is not the text of chunk {passage['chunk_id']}"
+        return None
+
+    return verify
+
+
+def _squashed(text: str) -> str:
+    return "".join(text.split())
+
+
 class CacheHit(BaseModel):
     kind: CacheKind
     question: str
@@ -68,46 +121,72 @@ class CacheHit(BaseModel):
 
 
 class AnswerCache:
-    """Exact + semantic answer cache bound to one index generation; thread-safe."""
+    """Exact + semantic answer cache bound to one index generation; thread-safe.
+
+    The file is optional (``providers.cache_file``): damaged -> moved aside and rebuilt, unwritable ->
+    read as it is, unusable -> off; a lookup then misses and a store does nothing. A hit is served only
+    when its checksum matches and ``verify`` (when given) accepts it against the current index; an entry
+    failing either is deleted (one warning per process).
+    """
 
     def __init__(
-        self, path: Path, *, generation: str, semantic_threshold: float = 0.95, max_entries: int = 5000
+        self,
+        path: Path,
+        *,
+        generation: str,
+        semantic_threshold: float = 0.95,
+        max_entries: int = 5000,
+        verify: Verifier | None = None,
     ) -> None:
         self.path = Path(path)
         self.generation = generation
         self.semantic_threshold = semantic_threshold
         self.max_entries = max_entries
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        with self._lock, self._db:
-            self._db.executescript(_SCHEMA)
-            self._db.execute("DELETE FROM entries WHERE generation != ?", (generation,))
+        self.verify = verify
+        self.file = CacheFile(self.path, _SCHEMA, "answer cache")
+        self.file.write(lambda db: db.execute("DELETE FROM answers WHERE generation != ?", (generation,)))
+
+    @property
+    def usable(self) -> bool:
+        return self.file.usable
 
     def lookup(
         self, question: str, mode: str, filters: dict[str, Any] | None, vector: np.ndarray | None = None
     ) -> CacheHit | None:
         """The exact entry, else (given a query vector) the most similar one above the threshold."""
         scope = scope_key(mode, filters)
-        key = self._key(question, scope)
-        with self._lock, self._db:
-            row = self._db.execute(
-                "SELECT question, payload FROM entries WHERE key = ? AND generation = ?",
+        key = entry_key(self.generation, scope, question)
+
+        def find(db: sqlite3.Connection) -> tuple[CacheHit, str] | None:
+            row = db.execute(
+                "SELECT question, payload, checksum FROM answers WHERE key = ? AND generation = ?",
                 (key, self.generation),
             ).fetchone()
-            hit = (
-                CacheHit(kind="exact", question=row[0], similarity=1.0, payload=json.loads(row[1]))
-                if row
-                else None
-            )
-            if hit is None and vector is not None:
-                hit = self._similar(scope, signature(question), vector)
+            if row is not None:
+                return CacheHit(
+                    kind="exact", question=row[0], similarity=1.0, payload=self._payload(key, row)
+                ), key
+            if vector is not None:
+                return self._similar(db, scope, signature(question), vector)
+            return None
+
+        found = self.file.read(find, None)
+        hit, hit_key = found if found is not None else (None, None)
+        if hit is not None and hit.payload.get(_BAD) is not None:
+            self._drop(hit_key, hit.payload[_BAD])
+            hit = None
+        elif hit is not None and self.verify is not None:
+            problem = self.verify(hit.payload)
+            if problem is not None:
+                self._drop(hit_key, f"it no longer matches the index: {problem}")
+                hit = None
+
+        def count(db: sqlite3.Connection) -> None:
             if hit is not None:
-                self._db.execute(
-                    "UPDATE entries SET used = ? WHERE key = ?", (time.time(), self._key(hit.question, scope))
-                )
-            self._count(f"hits_{hit.kind}" if hit else "misses")
+                db.execute("UPDATE answers SET used = ? WHERE key = ?", (time.time(), hit_key))
+            self._count(db, f"hits_{hit.kind}" if hit else "misses")
+
+        self.file.write(count)
         return hit
 
     def store(
@@ -119,78 +198,103 @@ class AnswerCache:
         vector: np.ndarray | None = None,
     ) -> None:
         scope = scope_key(mode, filters)
+        key = entry_key(self.generation, scope, question)
         blob = _unit(vector).astype(np.float32).tobytes() if vector is not None else None
+        body = json.dumps(payload, ensure_ascii=False, sort_keys=True)
         now = time.time()
-        with self._lock, self._db:
-            self._db.execute(
-                "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+
+        def put(db: sqlite3.Connection) -> None:
+            db.execute(
+                "INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    self._key(question, scope),
+                    key,
                     self.generation,
                     scope,
                     question,
                     signature(question),
                     blob,
-                    json.dumps(payload, ensure_ascii=False),
+                    body,
+                    entry_checksum(key, self.generation, body),
                     now,
                     now,
                 ),
             )
-            self._db.execute(
-                "DELETE FROM entries WHERE key IN (SELECT key FROM entries ORDER BY used DESC LIMIT -1 OFFSET ?)",
+            db.execute(
+                "DELETE FROM answers WHERE key IN (SELECT key FROM answers ORDER BY used DESC LIMIT -1 OFFSET ?)",
                 (self.max_entries,),
             )
 
+        self.file.write(put)
+
     def stats(self) -> dict[str, int]:
         """Entries of the current generation and hit/miss counts since the file was created."""
-        with self._lock:
-            entries = self._db.execute(
-                "SELECT COUNT(*) FROM entries WHERE generation = ?", (self.generation,)
-            ).fetchone()[0]
-            counts = dict(self._db.execute("SELECT name, value FROM counters").fetchall())
+
+        def read(db: sqlite3.Connection) -> tuple[int, dict[str, int]]:
+            entries = db.execute("SELECT COUNT(*) FROM answers WHERE generation = ?", (self.generation,))
+            return int(entries.fetchone()[0]), dict(db.execute("SELECT name, value FROM counters").fetchall())
+
+        entries, counts = self.file.read(read, (0, {}))
         return {
-            "entries": int(entries),
+            "entries": entries,
             "hits_exact": int(counts.get("hits_exact", 0)),
             "hits_semantic": int(counts.get("hits_semantic", 0)),
             "misses": int(counts.get("misses", 0)),
         }
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self.file.close()
 
-    def _key(self, question: str, scope: str) -> str:
-        return f"{self.generation}\x1f{scope}\x1f{normalise_question(question)}"
+    def _payload(self, key: str, row: tuple) -> dict[str, Any]:
+        """The stored payload, or a marker saying why it may not be served."""
+        body, checksum = row[1], row[2]
+        if checksum != entry_checksum(key, self.generation, body):
+            return {_BAD: "its checksum does not match (the entry was changed after it was stored)"}
+        try:
+            payload = json.loads(body)
+        except ValueError:
+            return {_BAD: "its payload is not JSON"}
+        return payload if isinstance(payload, dict) else {_BAD: "its payload is not an object"}
 
-    def _similar(self, scope: str, numbers: str, vector: np.ndarray) -> CacheHit | None:
+    def _drop(self, key: str | None, why: str) -> None:
+        warn_once(self.path, "entry", f"a cached answer in {self.path} was not served: {why}; it was deleted")
+        self.file.write(lambda db: db.execute("DELETE FROM answers WHERE key = ?", (key,)))
+
+    def _similar(
+        self, db: sqlite3.Connection, scope: str, numbers: str, vector: np.ndarray
+    ) -> tuple[CacheHit, str] | None:
         query = _unit(vector).astype(np.float32)
         rows = [
             row
-            for row in self._db.execute(
-                "SELECT question, vector, payload FROM entries"
+            for row in db.execute(
+                "SELECT key, question, vector, payload, checksum FROM answers"
                 " WHERE generation = ? AND scope = ? AND signature = ? AND vector IS NOT NULL",
                 (self.generation, scope, numbers),
             )
-            if len(row[1]) == query.nbytes  # another embedder's vectors are never compared
+            if len(row[2]) == query.nbytes  # another embedder's vectors are never compared
         ]
         if not rows:
             return None
-        similarities = np.stack([np.frombuffer(row[1], dtype=np.float32) for row in rows]) @ query
+        similarities = np.stack([np.frombuffer(row[2], dtype=np.float32) for row in rows]) @ query
         best = int(np.argmax(similarities))
         if float(similarities[best]) < self.semantic_threshold:
             return None
-        question, _vector, payload = rows[best]
-        return CacheHit(
+        key, question, _vector, payload, checksum = rows[best]
+        hit = CacheHit(
             kind="semantic",
             question=question,
             similarity=round(float(similarities[best]), 4),
-            payload=json.loads(payload),
+            payload=self._payload(key, (question, payload, checksum)),
         )
+        return hit, key
 
-    def _count(self, name: str) -> None:
-        self._db.execute(
+    @staticmethod
+    def _count(db: sqlite3.Connection, name: str) -> None:
+        db.execute(
             "INSERT INTO counters VALUES (?, 1) ON CONFLICT(name) DO UPDATE SET value = value + 1", (name,)
         )
+
+
+_BAD = "__not_servable__"
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:

@@ -54,6 +54,36 @@ def store_name(sqlite_path: Path, postgres_url: str | None) -> str:
     return redact_url(postgres_url) if postgres_url else str(sqlite_path)
 
 
+class CheckpointDamagedError(CheckpointerError):
+    """A stored checkpoint cannot be decoded (damaged pages); ``store_errors`` names the file and the fix."""
+
+
+def damaged_store(store: str, reason: str) -> CheckpointDamagedError:
+    return CheckpointDamagedError(
+        f"the checkpoint store {store} is damaged ({reason}): delete the damaged thread with "
+        "`python main.py threads delete THREAD` or old ones with `threads prune`, restore the file from a "
+        "backup, or move it aside to start with no threads; other threads may still work"
+    )
+
+
+class _CheckedSerializer(JsonPlusSerializer):
+    """LangGraph's serializer, whose decoding failures say "damaged checkpoint" instead of a raw
+    ``ValueError: invalid UTF-8 string`` from msgpack."""
+
+    store: str | None = None  # named in the message when known (set by ``open_checkpointer``)
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        try:
+            return super().loads_typed(data)
+        except CheckpointerError:
+            raise
+        except Exception as exc:
+            reason = f"a stored checkpoint cannot be decoded: {exc}"
+            raise (
+                damaged_store(self.store, reason) if self.store else CheckpointDamagedError(reason)
+            ) from None
+
+
 @contextmanager
 def store_errors(store: str) -> Iterator[None]:
     """Turn a driver error while reading or writing checkpoints into one ``CheckpointerError`` line.
@@ -62,8 +92,14 @@ def store_errors(store: str) -> Iterator[None]:
     """
     try:
         yield
+    except CheckpointDamagedError as exc:
+        if str(exc).startswith("the checkpoint store"):
+            raise
+        raise damaged_store(store, str(exc)) from None
     except (sqlite3.Error, psycopg.Error) as exc:
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        if "malformed" in reason or "not a database" in reason:
+            raise damaged_store(store, reason) from None
         raise CheckpointerError(
             f"the checkpoint store {store} failed ({reason}); check that it is writable and not damaged, "
             "or set AGENTIC_RAG_CHECKPOINT_DB to another file"
@@ -94,16 +130,18 @@ def require_same_store(path: Path, opened: tuple[int, int] | None, holder: str) 
         )
 
 
-def _serializer(allowed_types: Iterable[type]) -> JsonPlusSerializer | None:
+def _serializer(allowed_types: Iterable[type], store: str | None = None) -> JsonPlusSerializer:
     """Strict deserialisation limited to LangGraph's safe types plus ``allowed_types``, when given.
 
     LangGraph loads any stored class by default and warns that this will be blocked; naming the state's
     own types (pydantic models, dataclasses) silences that and refuses everything else. A compiled graph
     adds its state schema's types itself, but a saver read directly (thread listings) needs them here.
-    None keeps the library default.
+    Decoding failures name ``store`` (the file or redacted URL) and the way out.
     """
     modules = sorted({(t.__module__, t.__name__) for t in allowed_types})
-    return JsonPlusSerializer(allowed_msgpack_modules=modules) if modules else None
+    serde = _CheckedSerializer(allowed_msgpack_modules=modules) if modules else _CheckedSerializer()
+    serde.store = store
+    return serde
 
 
 def loading(saver: BaseCheckpointSaver, allowed_types: Iterable[type]) -> BaseCheckpointSaver:
@@ -112,8 +150,9 @@ def loading(saver: BaseCheckpointSaver, allowed_types: Iterable[type]) -> BaseCh
     A saver built with LangGraph's default serializer loads any class with a warning (and ignores the
     allowlist a compiled graph derives from its state); a saver with another serializer is kept as is.
     """
-    serde = _serializer(allowed_types)
-    if serde is None or type(saver.serde) is not JsonPlusSerializer:
+    allowed = list(allowed_types)
+    serde = _serializer(allowed, getattr(saver.serde, "store", None))
+    if not allowed or type(saver.serde) not in (JsonPlusSerializer, _CheckedSerializer):
         return saver
     clone = copy.copy(saver)
     clone.serde = serde
@@ -218,7 +257,7 @@ def open_checkpointer(
     *, sqlite_path: Path, postgres_url: str | None = None, allowed_types: Iterable[type] = ()
 ) -> Iterator[BaseCheckpointSaver]:
     """Yield a set-up checkpointer: PostgreSQL when ``postgres_url`` is given, else the SQLite file."""
-    serde = _serializer(allowed_types)
+    serde = _serializer(allowed_types, store_name(Path(sqlite_path), postgres_url))
     if postgres_url:
         with _connect_postgres(postgres_url) as conn:
             saver = PostgresSaver(conn, serde=serde)
@@ -238,7 +277,7 @@ async def open_async_checkpointer(
     *, sqlite_path: Path, postgres_url: str | None = None, allowed_types: Iterable[type] = ()
 ) -> AsyncIterator[BaseCheckpointSaver]:
     """The async twin of :func:`open_checkpointer`, for ``graph.ainvoke``/``astream`` in async servers."""
-    serde = _serializer(allowed_types)
+    serde = _serializer(allowed_types, store_name(Path(sqlite_path), postgres_url))
     if postgres_url:
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 

@@ -55,25 +55,47 @@ def _wait(try_once, thread_id: str, timeout_s: float) -> None:
         time.sleep(_POLL_S)
 
 
-@contextmanager
-def _sqlite_lock(sqlite_path: Path, thread_id: str, timeout_s: float) -> Iterator[None]:
-    folder = lock_folder(sqlite_path)
-    target = folder / (_digest(thread_id).hex()[:32] + ".lock")
+def lock_path(sqlite_path: Path, thread_id: str) -> Path:
+    """The lock file of one thread of a SQLite checkpoint database."""
+    return lock_folder(sqlite_path) / (_digest(thread_id).hex()[:32] + ".lock")
+
+
+def _open_lock(target: Path) -> int:
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(target, os.O_RDWR | os.O_CREAT, 0o600)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(target, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
         raise CheckpointerError(
             f"cannot create the thread lock {target} ({exc.strerror or exc}); "
-            f"make {folder.parent} writable or set AGENTIC_RAG_CHECKPOINT_DB to a writable place"
+            f"make {target.parent.parent} writable or set AGENTIC_RAG_CHECKPOINT_DB to a writable place"
         ) from None
 
+
+def _same_file(fd: int, target: Path) -> bool:
+    """Whether the locked descriptor is still the file at ``target`` (a deleted thread's lock file is
+    unlinked under its lock: a waiter that then gets it holds a lock nobody else can see)."""
+    try:
+        return os.fstat(fd).st_ino == os.stat(target).st_ino
+    except FileNotFoundError:
+        return False
+
+
+@contextmanager
+def _sqlite_lock(sqlite_path: Path, thread_id: str, timeout_s: float) -> Iterator[None]:
+    target = lock_path(sqlite_path, thread_id)
+    fd = _open_lock(target)
+
     def try_once() -> bool:
+        nonlocal fd
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return False
-        return True
+        if _same_file(fd, target):
+            return True
+        os.close(fd)  # the thread was deleted meanwhile: lock the file that is there now
+        fd = _open_lock(target)
+        return False
 
     try:
         _wait(try_once, thread_id, timeout_s)
@@ -83,6 +105,27 @@ def _sqlite_lock(sqlite_path: Path, thread_id: str, timeout_s: float) -> Iterato
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def remove_lock_file(sqlite_path: Path, thread_id: str) -> bool:
+    """Delete a deleted thread's lock file; kept (False) while a turn holds it or when it is not there."""
+    target = lock_path(sqlite_path, thread_id)
+    try:
+        fd = os.open(target, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return False
+    try:
+        if _same_file(fd, target):
+            target.unlink()
+            return True
+        return False
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 @contextmanager

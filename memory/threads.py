@@ -9,12 +9,14 @@ langgraph-checkpoint-sqlite 3.x and langgraph-checkpoint-postgres 3.x.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import sqlite3
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -24,6 +26,7 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from pydantic import BaseModel, ConfigDict
 
+from memory.checkpointer import CheckpointDamagedError
 from memory.conversation_log import (
     LOG_TABLE,
     Turn,
@@ -34,6 +37,9 @@ from memory.conversation_log import (
     sqlite_transaction,
 )
 from memory.history import Role
+from memory.thread_lock import remove_lock_file
+
+log = logging.getLogger(__name__)
 
 TITLE_CHARS = 80
 ROOT_NS = ""
@@ -160,10 +166,34 @@ def _info(saver: BaseCheckpointSaver, thread_id: str, count: int, head: Checkpoi
 
 
 def _heads(saver: BaseCheckpointSaver) -> Iterator[tuple[str, int, CheckpointTuple]]:
+    """Each thread's latest checkpoint; a thread whose checkpoint is damaged is logged and left out, so
+    the others are still listed and pruned."""
     for thread_id, count in _thread_counts(saver).items():
-        head = saver.get_tuple(_root_config(thread_id))
+        try:
+            head = saver.get_tuple(_root_config(thread_id))
+        except CheckpointDamagedError as exc:
+            log.warning(
+                "thread %s left out: %s (python main.py threads delete %s)", thread_id, exc, thread_id
+            )
+            continue
         if head is not None:
             yield thread_id, count, head
+
+
+def thread_ids(saver: BaseCheckpointSaver) -> list[str]:
+    """Every thread's id, damaged ones included (they can still be deleted)."""
+    return sorted(_thread_counts(underlying(saver)))
+
+
+def check_thread(saver: BaseCheckpointSaver, thread_id: str) -> None:
+    """Raise ``CheckpointDamagedError`` when the thread's latest checkpoint cannot be read back whole
+    (decoded, and its messages real messages): before a turn, so damage is one line, not a traceback."""
+    head = underlying(saver).get_tuple(_root_config(thread_id))
+    if head is None:
+        return
+    messages = (head.checkpoint.get("channel_values") or {}).get("messages") or []
+    if not isinstance(messages, list) or not all(isinstance(m, BaseMessage) for m in messages):
+        raise CheckpointDamagedError(f"thread {thread_id!r} holds messages that are not messages")
 
 
 def list_threads(saver: BaseCheckpointSaver) -> list[ThreadInfo]:
@@ -193,11 +223,35 @@ def show_thread(saver: BaseCheckpointSaver, thread_id: str) -> ThreadDetail:
     return ThreadDetail(**info.model_dump(), turns=turns)
 
 
-def delete_thread(saver: BaseCheckpointSaver, thread_id: str) -> bool:
-    """Delete every checkpoint, write, blob and logged turn of the thread; False when there was nothing."""
-    saver = underlying(saver)
-    existed = next(iter(saver.list({"configurable": {"thread_id": thread_id}}, limit=1)), None) is not None
+def _sqlite_file(saver: BaseCheckpointSaver) -> Path | None:
+    """The file of a SQLite saver (None in memory or for other savers)."""
+    if not isinstance(saver, SqliteSaver):
+        return None
+    with saver.lock:
+        rows = saver.conn.execute("PRAGMA database_list").fetchall()
+    name = next((row[2] for row in rows if row[1] == "main"), "")
+    return Path(name) if name else None
+
+
+def _forget(saver: BaseCheckpointSaver, thread_id: str) -> None:
+    """Delete the thread's rows, then its turn-lock file (``memory.thread_lock``) beside a SQLite store."""
     delete_logged(saver, thread_id)
+    path = _sqlite_file(saver)
+    if path is not None:
+        remove_lock_file(path, thread_id)
+
+
+def delete_thread(saver: BaseCheckpointSaver, thread_id: str) -> bool:
+    """Delete every checkpoint, write, blob and logged turn of the thread, and its lock file; False when
+    there was nothing."""
+    saver = underlying(saver)
+    try:
+        existed = (
+            next(iter(saver.list({"configurable": {"thread_id": thread_id}}, limit=1)), None) is not None
+        )
+    except CheckpointDamagedError:
+        existed = True  # a damaged thread exists; deleting it is the way out
+    _forget(saver, thread_id)
     return existed
 
 
@@ -218,7 +272,7 @@ def prune_threads(
         if (stamp := _timestamp(head)) is not None and stamp < cutoff
     ]
     for thread_id in doomed:
-        delete_logged(saver, thread_id)
+        _forget(saver, thread_id)
     return sorted(doomed)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from config import Settings, load_settings
-from memory.answer_cache import AnswerCache
+from memory.answer_cache import AnswerCache, passage_verifier
 from providers.brain import Brain, make_brain
 from providers.embeddings import Embedder
 from providers.rerankers import Reranker
@@ -41,7 +41,7 @@ def build_context(settings: Settings | None = None, *, index_dir: Path | None = 
         retrievers=retrievers,
         brain=make_brain(settings, retrievers.embedder),
         reranker=reranker_for(settings, retrievers.embedder, folder),
-        cache=open_answer_cache(settings, folder, generation_key(retrievers.index)),
+        cache=open_answer_cache(settings, folder, generation_key(retrievers.index), store=retrievers.index),
     )
 
 
@@ -87,9 +87,12 @@ def cache_path(index_dir: Path) -> Path:
     return Path(index_dir) / "cache" / "answers.sqlite"
 
 
-def open_answer_cache(settings: Settings, index_dir: Path, generation: str | None) -> AnswerCache | None:
+def open_answer_cache(
+    settings: Settings, index_dir: Path, generation: str | None, *, store: Any = None
+) -> AnswerCache | None:
     """The answer cache of this index generation, or None when ``answer_cache`` is off or there are no
-    generations to invalidate it by (Milvus)."""
+    generations to invalidate it by (Milvus). With ``store``, a hit is served only while its passages
+    are still the store's text."""
     if not settings.answer_cache or generation is None:
         return None
     return AnswerCache(
@@ -97,6 +100,7 @@ def open_answer_cache(settings: Settings, index_dir: Path, generation: str | Non
         generation=generation,
         semantic_threshold=settings.semantic_cache_threshold,
         max_entries=settings.cache_max_entries,
+        verify=passage_verifier(store) if store is not None else None,
     )
 
 

@@ -2,19 +2,20 @@
 
 The e5 reranker embeds ~10 passages/s on 2 cores; the same passages come back as candidates again and
 again, so each one should be embedded once ever. SQLite gives atomic writes, concurrent readers (WAL)
-and a single file that can sit next to the index.
+and a single file that can sit next to the index. A fault of the file never fails a question: see
+``providers.cache_file``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import sqlite3
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from providers.cache_file import CacheFile
 from providers.embeddings import Embedder
 
 _SCHEMA = """
@@ -29,58 +30,40 @@ CREATE TABLE IF NOT EXISTS embeddings (
 _MAX_VARS = 500  # stay well below SQLite's bound-parameter limit
 
 
-class EmbeddingCacheError(RuntimeError):
-    """The cache file cannot be used; the message names it and says how to recover."""
-
-
-def _unusable(target: str, exc: sqlite3.Error) -> EmbeddingCacheError:
-    return EmbeddingCacheError(
-        f"the embedding cache {target} cannot be used ({exc}); delete that file: "
-        "it only saves time and is rebuilt automatically"
-    )
-
-
 def text_key(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
 class EmbeddingCache:
-    """Vectors by (model, sha1(text)); ``path=None`` keeps them in memory for this process only."""
+    """Vectors by (model, sha1(text)); ``path=None`` keeps them in memory for this process only.
+
+    The file is optional (``providers.cache_file``): damaged -> moved aside and rebuilt, read-only ->
+    read, full or unusable -> nothing stored; the caller then embeds what it does not find.
+    """
 
     def __init__(self, path: Path | str | None = None) -> None:
         self.path = Path(path) if path is not None else None
-        if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        target = str(self.path) if self.path is not None else ":memory:"
-        try:
-            self._conn = sqlite3.connect(target, check_same_thread=False, timeout=30.0)
-            if self.path is not None:
-                self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute(_SCHEMA)
-            self._conn.commit()
-        except sqlite3.Error as exc:
-            raise _unusable(target, exc) from None
-        self._target = target
-        self._lock = threading.Lock()
+        self.file = CacheFile(self.path, _SCHEMA, "embedding cache")
 
     def get_many(self, model: str, texts: Sequence[str]) -> dict[str, np.ndarray]:
         """Cached vectors for the texts that have one, by text key."""
         keys = list(dict.fromkeys(text_key(t) for t in texts))
-        found: dict[str, np.ndarray] = {}
-        with self._lock:
+
+        def read(conn: sqlite3.Connection) -> dict[str, np.ndarray]:
+            found: dict[str, np.ndarray] = {}
             for start in range(0, len(keys), _MAX_VARS):
                 part = keys[start : start + _MAX_VARS]
                 marks = ",".join("?" * len(part))
-                try:
-                    rows = self._conn.execute(
-                        f"SELECT key, dim, vec FROM embeddings WHERE model = ? AND key IN ({marks})",
-                        [model, *part],
-                    ).fetchall()
-                except sqlite3.DatabaseError as exc:  # damage found only when its pages are read
-                    raise _unusable(self._target, exc) from None
+                rows = conn.execute(
+                    f"SELECT key, dim, vec FROM embeddings WHERE model = ? AND key IN ({marks})",
+                    [model, *part],
+                ).fetchall()
                 for key, dim, blob in rows:
-                    found[key] = np.frombuffer(blob, dtype=np.float32, count=dim).copy()
-        return found
+                    if len(blob) == 4 * dim:  # a short blob is damage the pages' checks missed
+                        found[key] = np.frombuffer(blob, dtype=np.float32, count=dim).copy()
+            return found
+
+        return self.file.read(read, {})
 
     def put_many(self, model: str, texts: Sequence[str], vectors: np.ndarray) -> None:
         if len(texts) != len(vectors):
@@ -89,24 +72,20 @@ class EmbeddingCache:
             (model, text_key(t), int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes())
             for t, v in zip(texts, vectors, strict=True)
         ]
-        with self._lock:
-            try:
-                self._conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
-                self._conn.commit()
-            except sqlite3.DatabaseError as exc:
-                self._conn.rollback()
-                raise _unusable(self._target, exc) from None
+        self.file.write(
+            lambda conn: conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
+        )
 
     def count(self, model: str | None = None) -> int:
-        with self._lock:
-            if model is None:
-                return int(self._conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
-            query = "SELECT COUNT(*) FROM embeddings WHERE model = ?"
-            return int(self._conn.execute(query, (model,)).fetchone()[0])
+        if model is None:
+            return int(
+                self.file.read(lambda c: c.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0], 0)
+            )
+        query = "SELECT COUNT(*) FROM embeddings WHERE model = ?"
+        return int(self.file.read(lambda c: c.execute(query, (model,)).fetchone()[0], 0))
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self.file.close()
 
 
 class CachedEmbedder:

@@ -63,3 +63,46 @@ def check_endpoint(
             listed,
         )
     return EndpointStatus(True, endpoint, "", listed)
+
+
+EXERCISE_TIMEOUT_S = 10.0
+
+
+def exercise_endpoint(
+    base_url: str | None,
+    api_key: str | None,
+    *,
+    chat_model: str | None = None,
+    embedding_model: str | None = None,
+    timeout_s: float = EXERCISE_TIMEOUT_S,
+) -> str:
+    """One real request the way questions use the endpoint: a one-token chat completion (``chat_model``)
+    or a one-text embedding (``embedding_model``), retries off, within ``timeout_s``. Returns "" when it
+    worked, else what failed, one line. ``GET /models`` answering says nothing about these: a server
+    can list its models and answer 500 to every completion."""
+    endpoint = base_url or "https://api.openai.com/v1"
+    client = openai.OpenAI(
+        base_url=base_url, api_key=api_key or PLACEHOLDER_API_KEY, max_retries=0, timeout=timeout_s
+    )
+    what = "a one-token chat completion" if chat_model else "an embedding of one text"
+    try:
+        if chat_model:
+            response = client.chat.completions.create(
+                model=chat_model, messages=[{"role": "user", "content": "Reply with OK."}], max_tokens=1
+            )
+            if not response.choices:
+                return f"{endpoint} answered {what} with no choices"
+        else:
+            result = client.embeddings.create(
+                model=str(embedding_model), input=["doctor"], encoding_format="float"
+            )
+            if not result.data or not result.data[0].embedding:
+                return f"{endpoint} answered {what} with no vector"
+    except openai.APITimeoutError:
+        return f"{endpoint} did not answer {what} within {timeout_s:g} s"
+    except openai.APIStatusError as exc:
+        message = " ".join(str(getattr(exc, "message", "") or exc).split())[:200]
+        return f"{endpoint} answered {what} with HTTP {exc.status_code}: {message}"
+    except openai.APIError as exc:
+        return f"{endpoint} failed {what}: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+    return ""

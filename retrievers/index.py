@@ -301,6 +301,11 @@ def _lock_generation(folder: Path) -> int | None:
             if (generation / "manifest.json").exists():
                 return None
             continue
+        except NotADirectoryError:
+            raise IndexCorruptedError(
+                f"the index in {folder} is damaged: its generation {generation.name} is a file, not a folder; "
+                f"{rebuild_hint(folder)}"
+            ) from None
         fcntl.flock(fd, fcntl.LOCK_SH)
         if (generation / "manifest.json").exists() and _read_pointer(folder).get(
             "current"
@@ -486,6 +491,8 @@ class _VectorRows:
             np.save(path, empty, allow_pickle=False)
             return empty
         out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(self.count, self.dim))
+        with open(path, "r+b") as handle:  # reserve the blocks: a full disk is ENOSPC here, not SIGBUS later
+            os.posix_fallocate(handle.fileno(), 0, os.fstat(handle.fileno()).st_size)
         start = 0
         while self._blocks:
             block = self._blocks.pop(0)

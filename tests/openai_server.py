@@ -15,6 +15,7 @@ Use the ``openai_server`` fixture (import it into a test module or conftest)::
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import socket
@@ -182,6 +183,8 @@ class ScriptedOpenAIServer:
     model: str = "scripted-model"
     chunk_chars: int = 4
     responder: Responder = _unscripted
+    embedding_status: int = 200  # the HTTP status every /embeddings request gets (200: vectors)
+    embedding_dim: int = 8
     requests: list[dict[str, Any]] = field(default_factory=list)
     _queue: deque[Action] = field(default_factory=deque)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -265,6 +268,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
+        if self.path.rstrip("/").endswith("/embeddings"):
+            self._embeddings(json.loads(raw or b"{}"))
+            return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send_json(404, _error_body(f"unknown path {self.path}", "not_found_error"))
             return
@@ -275,6 +281,27 @@ class _Handler(BaseHTTPRequestHandler):
             return
         action = self.owner._next_action(body)
         self._perform(action, body)
+
+    def _embeddings(self, body: dict[str, Any]) -> None:
+        """``/v1/embeddings``: a deterministic unit vector per input (from its SHA-256), or the scripted
+        ``embedding_status`` error for every request."""
+        with self.owner._lock:
+            self.owner.requests.append(body)
+        if self.owner.embedding_status != 200:
+            self._send_json(
+                self.owner.embedding_status, _error_body("scripted embedding error", "scripted_error")
+            )
+            return
+        inputs = body.get("input") or []
+        inputs = [inputs] if isinstance(inputs, str) else inputs
+        data = []
+        for i, text in enumerate(inputs):
+            digest = hashlib.sha256(str(text).encode()).digest()[: self.owner.embedding_dim]
+            vector = [b / 255.0 - 0.5 for b in digest]
+            norm = sum(v * v for v in vector) ** 0.5 or 1.0
+            data.append({"object": "embedding", "index": i, "embedding": [v / norm for v in vector]})
+        usage = {"prompt_tokens": len(inputs), "total_tokens": len(inputs)}
+        self._send_json(200, {"object": "list", "data": data, "model": body.get("model"), "usage": usage})
 
     def _perform(self, action: Action, body: dict[str, Any]) -> None:
         if action.kind == "hang":

@@ -93,12 +93,14 @@ def test_bad_files_are_reported_and_skipped_without_aborting(docs, settings, emb
     assert len(report.added) == 3
 
 
-def test_a_file_that_breaks_keeps_its_last_good_version(docs, settings, embedder):
+def test_a_file_that_becomes_binary_loses_its_old_chunks(docs, settings, embedder):
+    """Its old chunks no longer say what the file says: serving them would cite text that is gone."""
     ingest_paths([docs], settings, embedder, progress=False)
     (docs / "notes.txt").write_bytes(b"\x00\x00\x00")
     report = ingest_paths([docs], settings, embedder, progress=False)
-    assert [Path(f.source).name for f in report.failed] == ["notes.txt"]
-    assert "notes.txt" in search_ids(settings, embedder, "E-4711", "keyword")
+    assert report.failed == [] and [Path(p).name for p in report.removed] == ["notes.txt"]
+    assert "binary" in report.removal_reasons[str((docs / "notes.txt").resolve())]
+    assert "notes.txt" not in search_ids(settings, embedder, "E-4711", "keyword")
 
 
 def test_ingest_cli_prints_one_json_document(docs, tmp_path):

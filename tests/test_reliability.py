@@ -468,22 +468,29 @@ def _one_error_line(done: subprocess.CompletedProcess[str], *needles: str) -> No
         assert needle in lines[0]
 
 
-def test_a_damaged_reranker_cache_is_one_clear_line(index_dir, tmp_path):
-    from providers.embedding_cache import EmbeddingCache, EmbeddingCacheError
+def test_a_damaged_reranker_cache_is_moved_aside_and_the_question_answered(index_dir, tmp_path):
+    """The cache only saves time (issue 24 item 2; before: a one-line error and no answer)."""
+    from providers.embedding_cache import EmbeddingCache
 
     path = tmp_path / "embedding_cache.sqlite"
     cache = EmbeddingCache(path)
     cache.put_many("e5", ["年假", "holiday"], np.ones((2, 4), dtype=np.float32))
     cache.close()
     _overwrite(path, 0.0)
-    with pytest.raises(EmbeddingCacheError, match=r"embedding_cache\.sqlite.*delete that file"):
-        EmbeddingCache(path)
+    healed = EmbeddingCache(path)
+    assert healed.get_many("e5", ["年假"]) == {} and healed.file.writable
+    assert list(tmp_path.glob("embedding_cache.sqlite.damaged-*"))
 
     folder = _index_copy(index_dir, tmp_path)
     (folder / "cache").mkdir(exist_ok=True)
-    shutil.copy(path, folder / "cache" / "embedding_cache.sqlite")
+    shutil.copy(
+        next(tmp_path.glob("embedding_cache.sqlite.damaged-*")), folder / "cache" / "embedding_cache.sqlite"
+    )
     env = cli_env(folder, tmp_path / "cp.sqlite", AGENTIC_RAG_RERANKER="e5")
-    _one_error_line(run(env, "ask", "What Python version do I need?"), "embedding_cache.sqlite", "delete")
+    done = run(env, "ask", "What Python version do I need?", "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["answer"], done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(warnings) == 1 and "embedding_cache.sqlite" in warnings[0] and "moved aside" in warnings[0]
 
 
 def test_a_corrupt_checkpoint_database_is_one_clear_line(index_dir, tmp_path):
