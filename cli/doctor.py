@@ -36,7 +36,9 @@ def check_llm(settings: Settings) -> list[Check]:
             Check(
                 "endpoint",
                 True,
-                "none configured: the offline brain answers (set OPENAI_BASE_URL to use an LLM)",
+                "none configured: the offline brain answers (set OPENAI_BASE_URL to use an LLM"
+                + local_model_hint()
+                + ")",
             )
         ]
     status = check_endpoint(settings.openai_base_url, settings.openai_api_key, settings.llm_model)
@@ -46,7 +48,28 @@ def check_llm(settings: Settings) -> list[Check]:
     if status.problem:
         return [endpoint, Check("model", False, status.problem)]
     listed = "served" if status.models else "not listed by the server (cannot verify)"
-    return [endpoint, Check("model", True, f"{settings.llm_model} {listed}")]
+    return [endpoint, Check("model", True, f"{settings.llm_model} {listed}{local_model_note(settings)}")]
+
+
+def local_model_hint() -> str:
+    """When a packaged local model and its runtime are installed: how to serve it."""
+    from providers.local_llm import MODELS, installed, runtime_available
+
+    ready = [m.name for m in MODELS.values() if installed(m)] if runtime_available() else []
+    return (
+        f"; or serve the installed local model: python main.py llm serve --model {ready[0]}" if ready else ""
+    )
+
+
+def local_model_note(settings: Settings) -> str:
+    """What doctor knows about a packaged model served by ``llm serve`` (name, licence, roles)."""
+    from providers.local_llm import MODELS
+
+    model = MODELS.get(settings.llm_model)
+    if model is None:
+        return ""
+    roles = "all roles" if settings.llm_roles == "all" else f"roles {settings.llm_roles}"
+    return f" (packaged local model {model.title}, {model.licence}; {roles}, AGENTIC_RAG_LLM_ROLES)"
 
 
 def check_embedder(settings: Settings) -> Check:
