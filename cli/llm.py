@@ -1,8 +1,10 @@
 """`python main.py llm serve|models`: a packaged local model behind an OpenAI-compatible server.
 
-The server is llama-cpp-python's own (``llama_cpp.server``: ``/v1/chat/completions`` with streaming,
-``response_format`` JSON schemas enforced by grammar, ``/v1/models``), run in this process with uvicorn
-on 127.0.0.1. Point the engine at it with the two lines it prints.
+The server is llama-cpp-python's own (``llama_cpp.server``: ``/v1/chat/completions`` with streaming and
+grammar-enforced JSON schemas, ``/v1/models``), run in this process with uvicorn on 127.0.0.1, behind one
+thin request translation (providers/local_llm.py ``openai_compatible``): release 0.3.9 accepts a JSON
+schema only in its own ``json_object`` form and reads ``max_tokens``, not ``max_completion_tokens``.
+Point the engine at it with the two lines it prints.
 """
 
 from __future__ import annotations
@@ -50,7 +52,13 @@ def run_models(args: argparse.Namespace) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from providers.local_llm import DEFAULT_MODEL, LocalModelError, resolve_model, runtime_available
+    from providers.local_llm import (
+        DEFAULT_MODEL,
+        LocalModelError,
+        openai_compatible,
+        resolve_model,
+        runtime_available,
+    )
 
     if not runtime_available():
         raise LocalModelError(
@@ -78,5 +86,5 @@ def run_serve(args: argparse.Namespace) -> int:
         f"serving {alias} ({path}) on http://{args.host}:{args.port}/v1; use it with:\n"
         f"  export OPENAI_BASE_URL=http://{args.host}:{args.port}/v1 AGENTIC_RAG_LLM_MODEL={alias}\n"
     )
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    uvicorn.run(openai_compatible(app), host=args.host, port=args.port, log_level="warning")
     return 0

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from providers.e5_onnx import model_cache_dir
 
@@ -166,3 +168,59 @@ def runtime_available() -> bool:
         importlib.util.find_spec(name) is not None
         for name in ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")
     )
+
+
+# --- the server's protocol ------------------------------------------------------------------------
+
+ASGIApp = Any
+
+
+def translate_request(body: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI chat request as llama-cpp-python 0.3.9's server accepts it.
+
+    That server takes a JSON schema only as ``{"type": "json_object", "schema": ...}`` (and answers the
+    OpenAI form ``{"type": "json_schema", "json_schema": {"schema": ...}}`` with HTTP 500); the schema is
+    then enforced by grammar, ``maxItems``/``maxLength`` included. ``max_completion_tokens`` (OpenAI's
+    newer name) is read as ``max_tokens`` when that is absent."""
+    out = dict(body)
+    response_format = out.get("response_format")
+    if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
+        schema = (response_format.get("json_schema") or {}).get("schema")
+        out["response_format"] = {"type": "json_object", **({"schema": schema} if schema else {})}
+    if out.get("max_tokens") is None and out.get("max_completion_tokens") is not None:
+        out["max_tokens"] = out["max_completion_tokens"]
+    return out
+
+
+def openai_compatible(app: ASGIApp) -> ASGIApp:
+    """ASGI middleware: chat completion requests translated by ``translate_request`` before ``app``."""
+
+    async def middleware(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope.get("type") != "http" or not scope.get("path", "").endswith("/chat/completions"):
+            await app(scope, receive, send)
+            return
+        chunks = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        raw = b"".join(chunks)
+        try:
+            body = json.dumps(translate_request(json.loads(raw))).encode()
+        except (ValueError, TypeError, AttributeError):
+            body = raw  # not JSON: let the server answer it
+        headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"content-length"]
+        headers.append((b"content-length", str(len(body)).encode()))
+        sent = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()  # the disconnect, when the client goes away
+
+        await app({**scope, "headers": headers}, replay, send)
+
+    return middleware

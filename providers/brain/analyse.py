@@ -52,14 +52,15 @@ class LLMAnalyser:
         asked = messages(prompts.ANALYZE_SYSTEM, prompts.analyze_user(question))
         reply = self.chat.structured("analyze", AnalysisReply, asked)
         fields = reply.model_dump()
-        fields["language"] = reply.language or detect_language(question)
+        # The script of the question is a fact, not a judgement: a small model that labels an English
+        # question "zh" is overruled (the reply was still invalid if it named no allowed value).
+        fields["language"] = detect_language(question)
         return tidy_analysis(QueryAnalysis(**fields))
 
 
 def tidy_analysis(analysis: QueryAnalysis) -> QueryAnalysis:
     """Drop blank and repeated sub-queries (the language was validated by the reply's schema: a value
-    such as "zh|en" copied from the prompt makes the reply invalid, never guessed into "zh"; only a
-    reply that names no language has it detected from the question)."""
+    such as "zh|en" copied from the prompt makes the reply invalid, never guessed into "zh")."""
     subs: list[str] = []
     for q in analysis.sub_queries:
         if q.strip() and norm(q) not in {norm(s) for s in subs}:

@@ -196,6 +196,8 @@ class Chat:
                 attempts -= 1
             except (*TRANSIENT, LLMUnavailable, openai.APIError, ModelError):
                 raise  # timeouts, 429/5xx after the client's retries, auth, unknown model: fall back now
+            except openai.LengthFinishReasonError:  # the client's own parser saw the cap
+                self._capped(step, AIMessage("", response_metadata={"finish_reason": "length"}))
             except Exception as exc:  # a parser inside the structured runnable: re-ask in plain text
                 errors.append(describe(exc))
             else:
