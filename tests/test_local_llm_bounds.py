@@ -20,7 +20,7 @@ from providers.brain.citing import Citer, with_marker
 from retrievers.factory import build_retrievers
 from retrievers.index import open_index
 from tests.graph_fixtures import graph_corpus
-from tests.openai_server import openai_server, plausible_reply, reply, reply_json, step_of
+from tests.openai_server import capped, openai_server, plausible_reply, reply, reply_json, step_of
 
 __all__ = ["openai_server"]  # the fixture is used by name
 
@@ -114,6 +114,32 @@ def test_a_language_outside_the_allowed_values_makes_the_analysis_fall_back(open
     [record] = brain.calls.drain()
     assert record.fallback and "language" in (record.error or "")
     assert analysis == offline_brain().analyse("混合检索用什么算法合并结果？")
+
+
+def test_a_structured_reply_stopped_at_its_cap_is_not_used_nor_asked_again(openai_server):
+    brain = make_brain(load_settings(openai_base_url=openai_server.base_url, openai_api_key="sk-test"))
+    openai_server.script(capped('{"query_type": "factual", "sub_queries": ["混合检索", "混合检索'))
+    analysis = brain.analyse("混合检索用什么算法合并结果？")
+    [record] = brain.calls.drain()
+    assert record.capped == 1 and record.fallback and "stopped at max_tokens=200" in (record.error or "")
+    assert len(openai_server.requests) == 1
+    assert analysis == offline_brain().analyse("混合检索用什么算法合并结果？")
+
+
+def test_a_streamed_answer_stopped_at_its_cap_is_replaced_by_the_offline_answer(context_for, openai_server):
+    def cut(body):
+        if step_of(body) != "answer":
+            return plausible_reply(body)
+        return capped(plausible_reply(body).text.replace(" [1]", "") + " and then")
+
+    openai_server.responder = cut
+    context = context_for(openai_server.base_url, llm_roles="write")
+    result = ask(build_graph(), "What does error code E-4711 mean?", context=context)
+    [generate] = [e for e in result.trace if e.node == "generate"]
+    assert "answer reply stopped at max_tokens=400" in generate.fallback_reason
+    assert generate.counts.get("capped") == 1
+    offline = context_for(openai_server.base_url, brain="offline")
+    assert result.answer == ask(build_graph(), "What does error code E-4711 mean?", context=offline).answer
 
 
 # --------------------------------------------------------------------------------------------------
