@@ -125,7 +125,10 @@ def run_config_rows(args: argparse.Namespace, base_url: str | None, roles: str) 
         overrides.update(openai_base_url=base_url, llm_model=args.model, llm_roles=roles, brain="llm")
     else:
         overrides.update(brain="offline")
-    settings = load_settings(**overrides)
+    if args.context_tokens is not None:
+        overrides["llm_context_tokens"] = args.context_tokens
+    # model_copy: load_settings reads llm_model only under its environment names
+    settings = load_settings().model_copy(update=overrides)
     dataset = load_dataset(resolve_dataset_dir(args.dataset), limit=args.limit)
     settings, folder = prepare_index(dataset, settings, None, progress=False)
     context = make_context(settings, folder)
@@ -229,6 +232,9 @@ def main() -> int:
     parser.add_argument("--model", default="qwen2.5-coder-0.5b")
     parser.add_argument("--configs", nargs="+", default=["write", "all"])
     parser.add_argument("--threads", type=int, default=0, help="server threads (default: all cores)")
+    parser.add_argument(
+        "--context-tokens", type=int, default=None, help="AGENTIC_RAG_LLM_CONTEXT_TOKENS for the writer"
+    )
     parser.add_argument("--out", type=Path, default=None, help="write every row as JSON here")
     args = parser.parse_args()
     server, base_url = (None, None)
@@ -240,7 +246,8 @@ def main() -> int:
         if server is not None:
             server.terminate()
             server.wait(timeout=30)
-    print(f"\n{args.dataset}, first {args.limit} questions, model {args.model}\n")
+    budget = f", writer context {args.context_tokens or 'default'} tokens"
+    print(f"\n{args.dataset}, first {args.limit} questions, model {args.model}{budget}\n")
     print("| " + " | ".join(COLUMNS) + " |")
     print("|" + "---|" * len(COLUMNS))
     for summary in summaries:
