@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from core.schemas import Passage, SentenceSupport
 from core.text import CITATION_RE, split_sentences
+from providers.brain.compress import join_sentences
 
 SupportCheck = Callable[[str, list[Passage]], list[SentenceSupport]]
 _TRAILING_PUNCT_RE = re.compile(r"[。！？；.!?;：:]+$")
@@ -38,14 +39,6 @@ def with_marker(sentence: str, number: int) -> str:
     if end:
         return f"{bare[: end.start()].rstrip()} [{number}]{bare[end.start() :]}"
     return f"{bare} [{number}]"
-
-
-def join_sentences(sentences: list[str]) -> str:
-    """Join sentences: nothing after CJK punctuation, one space after Latin."""
-    out = ""
-    for sentence in sentences:
-        out += sentence if not out or out[-1] in "。！？；：" else " " + sentence
-    return out
 
 
 class Citer:
