@@ -245,7 +245,11 @@ def main() -> int:
     finally:
         if server is not None:
             server.terminate()
-            server.wait(timeout=30)
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:  # busy finishing a reply: llama.cpp reads no signal meanwhile
+                server.kill()
+                server.wait()
     budget = f", writer context {args.context_tokens or 'default'} tokens"
     print(f"\n{args.dataset}, first {args.limit} questions, model {args.model}{budget}\n")
     print("| " + " | ".join(COLUMNS) + " |")
