@@ -75,7 +75,10 @@ class LLMWriter:
             raise ModelGaveUp("empty answer")
         draft = draft_from_text(text)
         if self.citer is not None and not draft.insufficient:
-            text = self._cite(text, passages)
+            note = ANSWER_CUT_NOTE.format(limit=self.max_chars)
+            cut = text.endswith(note.strip())
+            text = self._cite(text.removesuffix(note.strip()).rstrip() if cut else text, passages)
+            text = text + note if cut else text  # the cut note is ours, not a claim to cite
             draft.answer = text
         reason = self.check(question, text, passages) if self.check else ""
         if reason:
