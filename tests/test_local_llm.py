@@ -269,3 +269,23 @@ def test_at_the_deadline_the_request_is_dropped_and_ask_exits_promptly(indexed, 
     assert result["answer"] == json.loads(offline.stdout)["answer"]
     # Without the request ending at the deadline, the process would wait for the model's reply.
     assert seconds < offline_s + deadline + 15, (seconds, offline_s)
+
+
+def test_the_weights_are_assembled_once_and_a_checksum_mismatch_keeps_nothing(tmp_path):
+    from dataclasses import replace
+
+    from providers.local_llm import LocalModelError, assemble, resolve_model
+
+    model = MODELS[MODEL]
+    wrong = replace(model, sha256="0" * 64)
+    with pytest.raises(LocalModelError, match=r"expected .* reinstall the parts"):
+        assemble(wrong, tmp_path)
+    assert list(tmp_path.iterdir()) == []  # neither the file nor a partial one is left
+    path = assemble(model, tmp_path)
+    assert path.stat().st_size == model.size and path.read_bytes()[:4] == b"GGUF"
+    stamp = path.stat().st_mtime_ns
+    assert assemble(model, tmp_path) == path and path.stat().st_mtime_ns == stamp  # reused, not rewritten
+    assert resolve_model(str(path)) == (path.stem, path)
+    (tmp_path / "x.gguf").write_bytes(b"not gguf")
+    with pytest.raises(LocalModelError, match="not a GGUF file"):
+        resolve_model(str(tmp_path / "x.gguf"))
