@@ -102,6 +102,7 @@ def test_defaults_stated_in_the_docs_match_config(doc):
 NOT_RUN = {
     "serve": "runs until stopped; tests/test_serve.py starts the real server",
     "eval": "needs the shared evaluation data and minutes of CPU; tests/test_eval_cli.py covers eval",
+    "llm": "llm serve runs until stopped; tests/test_local_llm.py starts it with the packaged model",
 }
 
 
