@@ -130,9 +130,9 @@ class Settings(BaseSettings):
     llm_max_tokens_check_support: int = Field(default=160, ge=16, description="cap of the support flags")
     llm_max_tokens_tools: int = Field(default=200, ge=16, description="cap of the tool-call reply")
     llm_roles: str = Field(
-        default="all",
-        description="roles the LLM plays, the rest offline: all | comma list of analyse, judge, rewrite, "
-        "contextualise, compress, write, verify (e.g. write or write,judge for small local models)",
+        default="auto",
+        description="roles the LLM plays, the rest offline: auto (write for the packaged local models, "
+        "else all) | all | comma list of analyse, judge, rewrite, contextualise, compress, write, verify",
     )
     llm_context_tokens: int = Field(
         default=0,
@@ -231,7 +231,9 @@ class Settings(BaseSettings):
     def _known_llm_roles(cls, value: Any) -> str:
         """``all`` or a comma list of role names (either spelling); the normalised list is kept."""
         names = [n.strip().lower() for n in str(value).split(",") if n.strip()]
-        if not names or names == ["all"]:
+        if not names or names == ["auto"]:
+            return "auto"
+        if names == ["all"]:
             return "all"
         roles = []
         for name in names:
@@ -244,9 +246,10 @@ class Settings(BaseSettings):
             roles.append(role)
         return ",".join(dict.fromkeys(roles))
 
-    @property
-    def llm_role_set(self) -> frozenset[str]:
-        """The roles the LLM plays (``llm_roles`` expanded)."""
+    def llm_role_set(self, small_model: bool = False) -> frozenset[str]:
+        """The roles the LLM plays (``llm_roles`` expanded; ``auto`` is ``write`` for a small model)."""
+        if self.llm_roles == "auto":
+            return frozenset({"write"} if small_model else LLM_ROLES)
         return frozenset(LLM_ROLES if self.llm_roles == "all" else self.llm_roles.split(","))
 
     @model_validator(mode="after")

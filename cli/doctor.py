@@ -68,7 +68,8 @@ def local_model_note(settings: Settings) -> str:
     model = MODELS.get(settings.llm_model)
     if model is None:
         return ""
-    roles = "all roles" if settings.llm_roles == "all" else f"roles {settings.llm_roles}"
+    chosen = settings.llm_role_set(small_model=True)
+    roles = "all roles" if len(chosen) == 7 else f"roles {','.join(sorted(chosen))}"
     return f" (packaged local model {model.title}, {model.licence}; {roles}, AGENTIC_RAG_LLM_ROLES)"
 
 

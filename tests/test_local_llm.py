@@ -98,7 +98,13 @@ def local_model() -> Iterator[str]:
 @pytest.fixture
 def llm_settings(settings, local_model):
     return settings.model_copy(
-        update={"openai_base_url": local_model, "llm_model": MODEL, "answer_cache": False, "brain": "llm"}
+        update={
+            "openai_base_url": local_model,
+            "llm_model": MODEL,
+            "llm_roles": "all",
+            "answer_cache": False,
+            "brain": "llm",
+        }
     )
 
 
@@ -260,6 +266,7 @@ def test_at_the_deadline_the_request_is_dropped_and_ask_exits_promptly(indexed, 
         OPENAI_BASE_URL=local_model,
         AGENTIC_RAG_LLM_MODEL=MODEL,
         AGENTIC_RAG_LLM_DEADLINE_S=str(deadline),
+        AGENTIC_RAG_LLM_ROLES="all",  # the analysis asks the model first (auto: write only)
         AGENTIC_RAG_LLM_TIMEOUT_S="120",
         AGENTIC_RAG_LLM_MAX_TOKENS_ANALYZE="2000",  # a reply that would run far past the deadline
     )

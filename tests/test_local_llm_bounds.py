@@ -155,6 +155,18 @@ def test_with_the_write_role_only_the_answer_is_asked_of_the_model(context_for, 
     assert context.brain.name.endswith("(write)")
 
 
+def test_by_default_a_packaged_small_model_only_writes_and_any_other_model_plays_every_role(
+    context_for, openai_server
+):
+    openai_server.responder = plausible_reply
+    small = context_for(openai_server.base_url, llm_model="qwen2.5-coder-0.5b")
+    ask(build_graph(), "What does error code E-4711 mean?", context=small)
+    assert {step_of(body) for body in openai_server.requests} == {"answer"}
+    large = context_for(openai_server.base_url, llm_model="gpt-4o-mini")
+    assert "(" not in large.brain.name  # every role
+    assert load_settings(llm_roles=" Auto ").llm_roles == "auto"
+
+
 def test_the_writer_of_a_packaged_small_model_reads_a_smaller_context(context_for, openai_server):
     openai_server.responder = plausible_reply
     small = context_for(openai_server.base_url, llm_model="qwen2.5-coder-0.5b", llm_roles="write")

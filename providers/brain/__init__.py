@@ -142,13 +142,18 @@ def step_max_tokens(settings: Settings) -> dict[str, int]:
     return {step: int(getattr(settings, f"llm_max_tokens_{step}")) for step in steps}
 
 
-def writer_context_tokens(settings: Settings) -> int | None:
-    """The writer's passage budget for the configured model (None: the context_token_budget setting)."""
+def is_packaged_model(settings: Settings) -> bool:
+    """Whether the configured model is one of the packaged small local models (providers/local_llm.py)."""
     from providers.local_llm import MODELS
 
+    return settings.llm_model in MODELS
+
+
+def writer_context_tokens(settings: Settings) -> int | None:
+    """The writer's passage budget for the configured model (None: the context_token_budget setting)."""
     if settings.llm_context_tokens:
         return settings.llm_context_tokens
-    if settings.llm_model in MODELS:
+    if is_packaged_model(settings):
         return min(SMALL_MODEL_CONTEXT_TOKENS, settings.context_token_budget)
     return None
 
@@ -172,7 +177,7 @@ def make_brain(settings: Settings, embedder: TextEmbedder | None = None, **optio
         answer_check=AnswerChecker(embedder, offline.verify) if embedder is not None else None,
         max_answer_chars=settings.max_answer_chars,
         max_tokens=step_max_tokens(settings),
-        roles=frozenset(settings.llm_role_set),
+        roles=settings.llm_role_set(small_model=is_packaged_model(settings)),
         context_budget=writer_context_tokens(settings),
         citer=Citer(offline.verify),
         **options,
