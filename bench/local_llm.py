@@ -157,6 +157,9 @@ def run_config_rows(args: argparse.Namespace, base_url: str | None, roles: str) 
                 "tokens_out": sum(e.tokens_out for e in result.trace),
                 "capped": sum(e.counts.get("capped", 0) for e in result.trace),
                 "fallbacks": sum(1 for e in result.trace if e.fallback_reason),
+                "fallback_reasons": [
+                    f"{e.node}: {e.fallback_reason}" for e in result.trace if e.fallback_reason
+                ],
                 "attached": sum(e.counts.get("citations_attached", 0) for e in result.trace),
                 "removed": sum(e.counts.get("sentences_removed", 0) for e in result.trace),
                 "answer": result.answer,
