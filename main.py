@@ -43,6 +43,7 @@ COMMANDS = [
     "serve",
     "config_cmd",
     "mcp",
+    "llm",
 ]
 
 

@@ -39,7 +39,9 @@ def check_llm(settings: Settings) -> list[Check]:
             Check(
                 "endpoint",
                 True,
-                "none configured: the offline brain answers (set OPENAI_BASE_URL to use an LLM)",
+                "none configured: the offline brain answers (set OPENAI_BASE_URL to use an LLM"
+                + local_model_hint()
+                + ")",
             )
         ]
     status = check_endpoint(settings.openai_base_url, settings.openai_api_key, settings.llm_model)
@@ -49,7 +51,7 @@ def check_llm(settings: Settings) -> list[Check]:
     if status.problem:
         return [endpoint, Check("model", False, status.problem)]
     listed = "served" if status.models else "not listed by the server (cannot verify)"
-    model = Check("model", True, f"{settings.llm_model} {listed}")
+    model = Check("model", True, f"{settings.llm_model} {listed}{local_model_note(settings)}")
     failure = exercise_endpoint(
         settings.openai_base_url, settings.openai_api_key, chat_model=settings.llm_model
     )
@@ -73,6 +75,28 @@ def check_remote_embedder(settings: Settings) -> list[Check]:
     if failure:
         return [Check("embeddings", False, f"{failure} (AGENTIC_RAG_EMBEDDER, AGENTIC_RAG_EMBEDDING_MODEL)")]
     return [Check("embeddings", True, f"{model} answered one embedding")]
+
+
+def local_model_hint() -> str:
+    """When a packaged local model and its runtime are installed: how to serve it."""
+    from providers.local_llm import MODELS, installed, runtime_available
+
+    ready = [m.name for m in MODELS.values() if installed(m)] if runtime_available() else []
+    return (
+        f"; or serve the installed local model: python main.py llm serve --model {ready[0]}" if ready else ""
+    )
+
+
+def local_model_note(settings: Settings) -> str:
+    """What doctor knows about a packaged model served by ``llm serve`` (name, licence, roles)."""
+    from providers.local_llm import MODELS
+
+    model = MODELS.get(settings.llm_model)
+    if model is None:
+        return ""
+    chosen = settings.llm_role_set(small_model=True)
+    roles = "all roles" if len(chosen) == 7 else f"roles {','.join(sorted(chosen))}"
+    return f" (packaged local model {model.title}, {model.licence}; {roles}, AGENTIC_RAG_LLM_ROLES)"
 
 
 def check_embedder(settings: Settings) -> Check:

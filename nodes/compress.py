@@ -45,7 +45,7 @@ def compress(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     hits = select_evidence(state.get("reranked") or [], state.get("relevant_ids") or [], limit)
     passages = to_passages(hits)
     before = sum(count_tokens(p.text) for p in passages)
-    budget = context.settings.context_token_budget
+    budget = context.brain.context_budget or context.settings.context_token_budget
     compressed = context.brain.compress(question_of(state), passages, budget) if passages else []
     after = sum(count_tokens(p.text) for p in compressed)
     return {

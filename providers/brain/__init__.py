@@ -6,11 +6,13 @@ brain = llm_brain(chat_model, offline_brain())  # each role asks the model, fall
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from providers.brain.analyse import LLMAnalyser, OfflineAnalyser
 from providers.brain.calls import CallLog, ModelCall
 from providers.brain.chat import Chat, StructuredMethod, model_name
+from providers.brain.citing import Citer
 from providers.brain.compress import LLMCompressor, OfflineCompressor
 from providers.brain.contextualise import LLMContextualiser, OfflineContextualiser
 from providers.brain.fallback import WithFallback
@@ -57,6 +59,22 @@ def offline_brain(
     )
 
 
+# The step names each role's requests are counted (and capped) under.
+ROLE_STEPS = {
+    "analyse": ("analyze",),
+    "judge": ("judge",),
+    "rewrite": ("rewrite",),
+    "contextualise": ("contextualize",),
+    "compress": ("compress",),
+    "write": ("answer", "tools"),
+    "verify": ("check_support",),
+}
+ALL_ROLES = frozenset(ROLE_STEPS)
+# Passage tokens a packaged small local model's writer reads (providers/local_llm.py): its prompt
+# speed (120-190 tokens/s on 2 cores) makes every 100 tokens cost about half a second.
+SMALL_MODEL_CONTEXT_TOKENS = 800
+
+
 def llm_brain(
     model: BaseChatModel,
     fallback: Brain,
@@ -69,12 +87,21 @@ def llm_brain(
     name: str | None = None,
     answer_check: AnswerCheck | None = None,
     max_answer_chars: int = 4000,
+    max_tokens: Mapping[str, int] | None = None,
+    roles: frozenset[str] = ALL_ROLES,
+    context_budget: int | None = None,
+    citer: Citer | None = None,
 ) -> Brain:
-    """Every role asks ``model`` first and is answered by ``fallback``'s role when the model fails.
+    """Each role in ``roles`` asks ``model`` first and is answered by ``fallback``'s role when the model
+    fails; the other roles are ``fallback``'s alone (no request at all).
 
     Build ``model`` with ``max_retries=0``: ``max_retries`` here retries 429/5xx/timeouts (never a
-    refused connection) within the question's deadline.
+    refused connection) within the question's deadline. ``max_tokens`` caps each step's replies (step
+    name -> tokens); ``citer`` attaches citations to a model answer that lacks valid ones.
     """
+    unknown = set(roles) - ALL_ROLES
+    if unknown or not roles:
+        raise ValueError(f"unknown or no LLM roles {sorted(unknown)}; choose from {sorted(ALL_ROLES)}")
     log = CallLog()
     chat = Chat(
         model,
@@ -83,23 +110,52 @@ def llm_brain(
         parse_attempts=parse_attempts,
         max_retries=max_retries,
         backoff_s=backoff_s,
+        max_tokens=max_tokens,
     )
+    primaries: dict[str, Any] = {
+        "analyse": LLMAnalyser(chat),
+        "judge": LLMJudge(chat, fallback.judge, tokens_per_chunk=judge_tokens_per_chunk),
+        "rewrite": LLMRewriter(chat),
+        "contextualise": LLMContextualiser(chat),
+        "compress": LLMCompressor(chat),
+        "write": LLMWriter(chat, answer_check, max_answer_chars, citer),
+        "verify": LLMVerifier(chat),
+    }
+    chosen = {
+        role: WithFallback(ROLE_STEPS[role][0], primaries[role], getattr(fallback, role), log)
+        if role in roles
+        else getattr(fallback, role)
+        for role in ROLE_STEPS
+    }
+    shown = "" if roles == ALL_ROLES else f" ({','.join(r for r in ROLE_STEPS if r in roles)})"
     return Brain(
-        name=f"llm:{name or model_name(model)}",
-        analyse=WithFallback("analyze", LLMAnalyser(chat), fallback.analyse, log),
-        judge=WithFallback(
-            "judge",
-            LLMJudge(chat, fallback.judge, tokens_per_chunk=judge_tokens_per_chunk),
-            fallback.judge,
-            log,
-        ),
-        rewrite=WithFallback("rewrite", LLMRewriter(chat), fallback.rewrite, log),
-        contextualise=WithFallback("contextualize", LLMContextualiser(chat), fallback.contextualise, log),
-        compress=WithFallback("compress", LLMCompressor(chat), fallback.compress, log),
-        write=WithFallback("answer", LLMWriter(chat, answer_check, max_answer_chars), fallback.write, log),
-        verify=WithFallback("check_support", LLMVerifier(chat), fallback.verify, log),
+        name=f"llm:{name or model_name(model)}{shown}",
         calls=log,
+        context_budget=context_budget,
+        **chosen,
     )
+
+
+def step_max_tokens(settings: Settings) -> dict[str, int]:
+    """Each step's reply cap, from the ``llm_max_tokens_*`` settings."""
+    steps = {step for names in ROLE_STEPS.values() for step in names}
+    return {step: int(getattr(settings, f"llm_max_tokens_{step}")) for step in steps}
+
+
+def is_packaged_model(settings: Settings) -> bool:
+    """Whether the configured model is one of the packaged small local models (providers/local_llm.py)."""
+    from providers.local_llm import MODELS
+
+    return settings.llm_model in MODELS
+
+
+def writer_context_tokens(settings: Settings) -> int | None:
+    """The writer's passage budget for the configured model (None: the context_token_budget setting)."""
+    if settings.llm_context_tokens:
+        return settings.llm_context_tokens
+    if is_packaged_model(settings):
+        return min(SMALL_MODEL_CONTEXT_TOKENS, settings.context_token_budget)
+    return None
 
 
 def make_brain(settings: Settings, embedder: TextEmbedder | None = None, **options: Any) -> Brain:
@@ -120,5 +176,9 @@ def make_brain(settings: Settings, embedder: TextEmbedder | None = None, **optio
         # The model's answer is checked by rules and the index's embedder, never by the model itself.
         answer_check=AnswerChecker(embedder, offline.verify) if embedder is not None else None,
         max_answer_chars=settings.max_answer_chars,
+        max_tokens=step_max_tokens(settings),
+        roles=settings.llm_role_set(small_model=is_packaged_model(settings)),
+        context_budget=writer_context_tokens(settings),
+        citer=Citer(offline.verify),
         **options,
     )

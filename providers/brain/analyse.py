@@ -2,11 +2,39 @@
 
 from __future__ import annotations
 
-from core.schemas import QueryAnalysis
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from core.schemas import Complexity, QueryAnalysis, QueryType, StrategyName
 from core.text import detect_language
 from providers import prompts
 from providers.brain.chat import Chat, messages, norm
 from providers.offline_brain.analysis import analyze_question
+
+# Bounds of the analysis reply's JSON schema (maxItems / maxLength): a grammar-constrained server cannot
+# loop on sub-queries, and a reply that breaks them is invalid for any server.
+MAX_SUB_QUERIES = 4
+MAX_TERMS = 6
+MAX_QUERY_CHARS = 160
+MAX_TERM_CHARS = 60
+MAX_REASONING_CHARS = 200
+Language = Literal["zh", "en"]
+_Query = Annotated[str, Field(max_length=MAX_QUERY_CHARS)]
+_Term = Annotated[str, Field(max_length=MAX_TERM_CHARS)]
+
+
+class AnalysisReply(BaseModel):
+    """How to search for the question: its type, parts, strategy, names, exact tokens and language."""
+
+    query_type: QueryType = "factual"
+    complexity: Complexity = "simple"
+    sub_queries: list[_Query] = Field(default_factory=list, max_length=MAX_SUB_QUERIES)
+    recommended_strategy: StrategyName = "hybrid"
+    reasoning: str = Field(default="", max_length=MAX_REASONING_CHARS)
+    entities: list[_Term] = Field(default_factory=list, max_length=MAX_TERMS)
+    identifiers: list[_Term] = Field(default_factory=list, max_length=MAX_TERMS)
+    language: Language | None = Field(default=None, description="zh for a Chinese question, en otherwise")
 
 
 class OfflineAnalyser:
@@ -22,19 +50,19 @@ class LLMAnalyser:
 
     def __call__(self, question: str) -> QueryAnalysis:
         asked = messages(prompts.ANALYZE_SYSTEM, prompts.analyze_user(question))
-        return tidy_analysis(self.chat.structured("analyze", QueryAnalysis, asked), question)
+        reply = self.chat.structured("analyze", AnalysisReply, asked)
+        fields = reply.model_dump()
+        # The script of the question is a fact, not a judgement: a small model that labels an English
+        # question "zh" is overruled (the reply was still invalid if it named no allowed value).
+        fields["language"] = detect_language(question)
+        return tidy_analysis(QueryAnalysis(**fields))
 
 
-def tidy_analysis(analysis: QueryAnalysis, question: str) -> QueryAnalysis:
-    """Drop blank and repeated sub-queries; a language other than zh/en is detected from the question."""
+def tidy_analysis(analysis: QueryAnalysis) -> QueryAnalysis:
+    """Drop blank and repeated sub-queries (the language was validated by the reply's schema: a value
+    such as "zh|en" copied from the prompt makes the reply invalid, never guessed into "zh")."""
     subs: list[str] = []
     for q in analysis.sub_queries:
         if q.strip() and norm(q) not in {norm(s) for s in subs}:
             subs.append(q.strip())
-    language = analysis.language.lower()[:2] if analysis.language else ""
-    return analysis.model_copy(
-        update={
-            "sub_queries": subs,
-            "language": language if language in ("zh", "en") else detect_language(question),
-        }
-    )
+    return analysis.model_copy(update={"sub_queries": subs})

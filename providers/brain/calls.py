@@ -23,6 +23,9 @@ class ModelCall:
     tokens_out: int = 0
     fallback: bool = False
     error: str | None = None
+    capped: int = 0  # replies the server stopped at the step's max_tokens
+    citations_attached: int = 0  # answer sentences the project cited itself (providers/brain/citing.py)
+    sentences_removed: int = 0  # answer sentences no passage supports, removed
     started: float = field(default_factory=time.perf_counter)
     seconds: float = 0.0
 

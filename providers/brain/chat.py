@@ -15,6 +15,12 @@ past the question's deadline; a refused connection or a DNS failure is not retri
 as ``LLMUnavailable``, which ends model use for the rest of the question.
 
 Only the answer is streamed to LangGraph's ``messages`` mode; the other steps carry the ``nostream`` tag.
+
+Generation is bounded: each step's requests carry that step's ``max_tokens`` (``max_tokens`` below,
+from the ``llm_max_tokens_*`` settings), and a reply the server stopped at that cap
+(``finish_reason == "length"``) is unusable for the step (``ReplyCapped``): a JSON object cut mid-way or
+an answer cut mid-sentence is not repaired, the role's fallback answers. A streamed answer stops being
+read when the question's deadline passes, which closes the connection (the server stops generating).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -32,7 +38,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from pydantic import BaseModel, ValidationError
 
 from providers import prompts
-from providers.brain.budget import current_budget
+from providers.brain.budget import DeadlinePassed, current_budget
 from providers.brain.calls import CallLog
 from providers.brain.errors import (
     TRANSIENT,
@@ -63,6 +69,16 @@ _QUERY_PREFIX_RE = re.compile(
 )
 
 
+class ReplyCapped(ModelGaveUp):
+    """The server stopped the reply at the step's ``max_tokens``: unusable for that step."""
+
+
+def finish_reason(message: Any) -> str:
+    """The reply's ``finish_reason`` ("stop", "length", ...), "" when the server did not say."""
+    metadata = getattr(message, "response_metadata", None) or {}
+    return str(metadata.get("finish_reason") or "")
+
+
 class Chat:
     """A chat model asked for one brain step at a time; counts each request in ``log``."""
 
@@ -76,6 +92,7 @@ class Chat:
         max_retries: int = 2,
         backoff_s: float = 0.5,
         sleep: Callable[[float], None] = time.sleep,
+        max_tokens: Mapping[str, int] | None = None,
     ) -> None:
         if max_retries < 0:
             raise ValueError(f"llm max_retries must be >= 0, got {max_retries}")
@@ -95,6 +112,10 @@ class Chat:
         self._structured_ok = structured_method != "prompt"
         self._tools_ok = True
         self._runnables: dict[tuple[type[BaseModel], str], Runnable] = {}
+        self.max_tokens = dict(max_tokens or {})
+        if any(n < 1 for n in self.max_tokens.values()):
+            raise ValueError(f"max_tokens per step must be positive, got {self.max_tokens}")
+        self._bounded: dict[tuple[str, bool], BaseChatModel] = {}
 
     @property
     def name(self) -> str:
@@ -103,6 +124,24 @@ class Chat:
     @property
     def endpoint(self) -> str:
         return str(getattr(self.model, "openai_api_base", None) or "the OpenAI API")
+
+    def bounded(self, step: str, *, streaming: bool = False) -> BaseChatModel:
+        """The model (quiet or streaming) whose requests for ``step`` carry its ``max_tokens``."""
+        key = (step, streaming)
+        if key not in self._bounded:
+            base = self.model if streaming else self._quiet
+            self._bounded[key] = with_max_tokens(base, self.max_tokens.get(step))
+        return self._bounded[key]
+
+    def _capped(self, step: str, reply: Any) -> None:
+        """Raise ``ReplyCapped`` when ``reply`` stopped at the step's token cap (counted in the log)."""
+        if finish_reason(reply) == "length":
+            record = self.log.current()
+            if record is not None:
+                record.capped += 1
+            raise ReplyCapped(
+                f"{step} reply stopped at max_tokens={self.max_tokens.get(step, 'server default')}"
+            )
 
     def request(self, send: Callable[[], T], prompt: list[BaseMessage] | None = None) -> T:
         """One request to the model (``prompt``'s tokens counted per attempt), retried on 429/5xx/timeouts
@@ -157,11 +196,14 @@ class Chat:
                 attempts -= 1
             except (*TRANSIENT, LLMUnavailable, openai.APIError, ModelError):
                 raise  # timeouts, 429/5xx after the client's retries, auth, unknown model: fall back now
+            except openai.LengthFinishReasonError:  # the client's own parser saw the cap
+                self._capped(step, AIMessage("", response_metadata={"finish_reason": "length"}))
             except Exception as exc:  # a parser inside the structured runnable: re-ask in plain text
                 errors.append(describe(exc))
             else:
                 raw_text = _raw_text(out.get("raw"))
                 self.log.count_reply(count_tokens(raw_text))
+                self._capped(step, out.get("raw"))
                 try:
                     return accept(_coerce(out.get("parsed"), schema))
                 except (ValueError, ValidationError):
@@ -171,11 +213,12 @@ class Chat:
                 except ValueError as exc:
                     errors.append(str(exc))
                     messages = [*messages, AIMessage(raw_text), HumanMessage(_retry_note(exc))]
-        plain = self._quiet.with_config(run_name=f"brain.{step}", tags=["nostream", f"brain:{step}"])
+        plain = self.bounded(step).with_config(run_name=f"brain.{step}", tags=["nostream", f"brain:{step}"])
         while attempts < self.parse_attempts:
             attempts += 1
             reply = self.request(partial(plain.invoke, messages), messages)
             self.log.count_reply(count_tokens(reply.text))
+            self._capped(step, reply)
             try:
                 return accept(parse_model_json(reply.text, schema))
             except ValueError as exc:
@@ -185,29 +228,49 @@ class Chat:
 
     def text(self, step: str, messages: list[BaseMessage]) -> str:
         """A plain reply, reasoning (``<think>``) removed."""
-        plain = self._quiet.with_config(run_name=f"brain.{step}", tags=["nostream", f"brain:{step}"])
-        text = self.request(lambda: plain.invoke(messages), messages).text
-        self.log.count_reply(count_tokens(text))
-        return THINK_RE.sub("", text).strip()
+        plain = self.bounded(step).with_config(run_name=f"brain.{step}", tags=["nostream", f"brain:{step}"])
+        reply = self.request(lambda: plain.invoke(messages), messages)
+        self.log.count_reply(count_tokens(reply.text))
+        self._capped(step, reply)
+        return THINK_RE.sub("", reply.text).strip()
 
     def stream(self, step: str, messages: list[BaseMessage]) -> Iterator[str]:
-        """The reply's text pieces as they arrive (LangGraph's ``messages`` mode sees them too)."""
-        streaming = self.model.with_config(run_name=f"brain.{step}", tags=[f"brain:{step}"])
+        """The reply's text pieces as they arrive (LangGraph's ``messages`` mode sees them too).
+
+        Reading stops when the question's deadline passes (the stream is closed, so is the connection);
+        a reply that ends at the step's cap raises ``ReplyCapped`` after its last piece."""
+        streaming = self.bounded(step, streaming=True).with_config(
+            run_name=f"brain.{step}", tags=[f"brain:{step}"]
+        )
         # Retried only until the first piece arrives: a half-streamed answer is never restarted.
         pieces = self.request(lambda: _started(streaming.stream(messages)), messages)
         received: list[str] = []
-        for chunk in pieces:
-            received.append(chunk.text)
-            yield chunk.text
-        self.log.count_reply(count_tokens("".join(received)))
+        reason = ""
+        budget = current_budget()
+        try:
+            for chunk in pieces:
+                received.append(chunk.text)
+                reason = finish_reason(chunk) or reason
+                yield chunk.text
+                if budget.remaining() == 0.0:
+                    raise DeadlinePassed(f"{step}: the question's LLM deadline passed while streaming")
+        finally:
+            close = getattr(pieces, "close", None)
+            if close is not None:
+                close()
+            self.log.count_reply(count_tokens("".join(received)))
+        if reason == "length":
+            self._capped(step, AIMessage("", response_metadata={"finish_reason": reason}))
 
     def tool_calls(self, step: str, messages: list[BaseMessage], tools: list[Any]) -> list[dict[str, Any]]:
         """The tool calls the model makes for ``messages`` with ``tools`` bound; [] when it makes none or
         the server does not support tool calling (then it is not asked again)."""
         if not self._tools_ok:
             return []
-        bound = self._quiet.bind_tools(tools).with_config(
-            run_name=f"brain.{step}", tags=["nostream", f"brain:{step}"]
+        bound = (
+            self.bounded(step)
+            .bind_tools(tools)
+            .with_config(run_name=f"brain.{step}", tags=["nostream", f"brain:{step}"])
         )
         try:
             reply = self.request(lambda: bound.invoke(messages), messages)
@@ -237,7 +300,7 @@ class Chat:
                 "schema": schema.model_json_schema(),
                 "strict": False,
             }
-        runnable = self._quiet.with_structured_output(target, method=method, include_raw=True)
+        runnable = self.bounded(step).with_structured_output(target, method=method, include_raw=True)
         return runnable.with_config(run_name=f"brain.{step}", tags=["nostream", f"brain:{step}"])
 
 
@@ -307,6 +370,21 @@ def _raw_text(raw: Any) -> str:
 
 def _retry_note(exc: Exception) -> str:
     return prompts.JSON_RETRY.format(error=str(exc)[:200])
+
+
+def with_max_tokens(model: BaseChatModel, max_tokens: int | None) -> BaseChatModel:
+    """A copy of ``model`` whose requests carry ``max_tokens``.
+
+    ChatOpenAI sends its ``max_tokens`` as ``max_completion_tokens`` (OpenAI's current name); servers
+    that only read the older ``max_tokens`` (llama.cpp's Python server, older vLLM and Ollama) get it in
+    the request body as well when the endpoint is not OpenAI's own."""
+    fields = type(model).model_fields
+    if max_tokens is None or "max_tokens" not in fields:
+        return model
+    update: dict[str, Any] = {"max_tokens": max_tokens}
+    if "extra_body" in fields and getattr(model, "openai_api_base", None):
+        update["extra_body"] = {**(getattr(model, "extra_body", None) or {}), "max_tokens": max_tokens}
+    return model.model_copy(update=update)
 
 
 def _non_streaming(model: BaseChatModel) -> BaseChatModel:

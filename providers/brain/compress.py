@@ -26,10 +26,13 @@ class OfflineCompressor:
         return compress_passages(question, passages, token_budget, meaning=self.meaning)
 
 
+MAX_KEPT = 24  # sentence tags in one reply (the JSON schema's maxItems)
+
+
 class _KeepReply(BaseModel):
     """Tags ("passage.sentence") of the sentences to keep, most important first."""
 
-    keep: list[str | int | float] = Field(default_factory=list)
+    keep: list[str | int | float] = Field(default_factory=list, max_length=MAX_KEPT)
 
 
 class LLMCompressor:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -31,10 +31,18 @@ class OfflineJudge:
         return evaluate(question, analysis, chunks, tried, threshold=self.threshold, meaning=self.meaning)
 
 
+# Bounds of the judge reply's JSON schema: one judgement per passage at most (20 covers top_k), short
+# reasons, a few missing items.
+MAX_JUDGEMENTS = 20
+MAX_REASON_CHARS = 160
+MAX_MISSING = 4
+_Missing = Annotated[str, Field(max_length=120)]
+
+
 class _Judgement(BaseModel):
     n: int
     relevance: float = 0.0
-    reason: str = ""
+    reason: str = Field(default="", max_length=MAX_REASON_CHARS)
 
     @field_validator("relevance", mode="before")
     @classmethod
@@ -50,11 +58,11 @@ class _Judgement(BaseModel):
 class _JudgeReply(BaseModel):
     """Relevance of each numbered passage and whether together they answer the question."""
 
-    judgements: list[_Judgement] = Field(default_factory=list)
+    judgements: list[_Judgement] = Field(default_factory=list, max_length=MAX_JUDGEMENTS)
     is_sufficient: bool = False
-    missing_info: list[str] = Field(default_factory=list)
+    missing_info: list[_Missing] = Field(default_factory=list, max_length=MAX_MISSING)
     suggested_action: SuggestedAction = "answer"
-    reasoning: str = ""
+    reasoning: str = Field(default="", max_length=2 * MAX_REASON_CHARS)
 
 
 class LLMJudge:

@@ -72,3 +72,5 @@ class Brain:
     write: Write
     verify: Verify
     calls: CallLog = field(default_factory=CallLog)
+    # Passage tokens the writer reads (None: the context_token_budget setting); a small model's is smaller.
+    context_budget: int | None = None

@@ -23,10 +23,13 @@ class OfflineVerifier:
         return check_answer_support(answer, passages, threshold=self.threshold, meaning=self.meaning)
 
 
+MAX_FLAGS = 40  # answer sentences one reply judges (the JSON schema's maxItems)
+
+
 class _SupportReply(BaseModel):
     """One flag per answer sentence: is it supported by the passages it cites."""
 
-    supported: list[bool] = Field(default_factory=list)
+    supported: list[bool] = Field(default_factory=list, max_length=MAX_FLAGS)
 
 
 class LLMVerifier:

@@ -10,6 +10,7 @@ from langchain_core.messages import HumanMessage
 from core.schemas import DraftAnswer, Passage
 from providers import prompts
 from providers.brain.chat import THINK_RE, Chat, messages
+from providers.brain.citing import Citer
 from providers.brain.errors import ModelGaveUp
 from providers.offline_brain.answer import extractive_answer
 from providers.offline_brain.compute import computation_intent, computed_answer, plan_computation
@@ -49,10 +50,17 @@ class LLMWriter:
     answer longer than ``max_chars`` is cut there and read no further.
     """
 
-    def __init__(self, chat: Chat, check: AnswerCheck | None = None, max_chars: int = 4000) -> None:
+    def __init__(
+        self,
+        chat: Chat,
+        check: AnswerCheck | None = None,
+        max_chars: int = 4000,
+        citer: Citer | None = None,
+    ) -> None:
         self.chat = chat
         self.check = check
         self.max_chars = max_chars
+        self.citer = citer
 
     def __call__(self, question: str, passages: list[Passage]) -> DraftAnswer:
         if not passages:
@@ -65,12 +73,33 @@ class LLMWriter:
         text = THINK_RE.sub("", read_capped(self.chat.stream("answer", asked), self.max_chars)).strip()
         if not text:
             raise ModelGaveUp("empty answer")
+        draft = draft_from_text(text)
+        if self.citer is not None and not draft.insufficient:
+            note = ANSWER_CUT_NOTE.format(limit=self.max_chars)
+            cut = text.endswith(note.strip())
+            text = self._cite(text.removesuffix(note.strip()).rstrip() if cut else text, passages)
+            text = text + note if cut else text  # the cut note is ours, not a claim to cite
+            draft.answer = text
         reason = self.check(question, text, passages) if self.check else ""
         if reason:
             raise ModelGaveUp(f"answer rejected: {reason}")
-        draft = draft_from_text(text)
         draft.tool_calls = [r.model_dump() for r in results]
         return draft
+
+    def _cite(self, text: str, passages: list[Passage]) -> str:
+        """The answer with supporting citations attached and unsupported claims removed (the counts go
+        into the step's call record); raises when no supported claim is left."""
+        assert self.citer is not None
+        cited = self.citer(text, passages)
+        record = self.chat.log.current()
+        if record is not None:
+            record.citations_attached += cited.attached
+            record.sentences_removed += len(cited.removed)
+        if not cited.text:
+            raise ModelGaveUp(
+                f"answer rejected: no sentence is supported by a passage ({len(cited.removed)} removed)"
+            )
+        return cited.text
 
     def _computations(self, question: str, passages: list[Passage]) -> list[ToolResult]:
         """The model's tool calls (``bind_tools``) for a question that asks for a computation, run through
