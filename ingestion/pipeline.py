@@ -24,6 +24,7 @@ from tqdm import tqdm
 from config import Settings
 from core.chunks import Chunk
 from core.text import detect_language
+from ingestion.tables import sync_tables
 from ingestion.documents import LoadedDocument, TextPiece
 from ingestion.indexing import embed_in_batches, embedding_text, progress_interval
 from ingestion.loaders import LoaderError, load_document, regular_file
@@ -293,6 +294,8 @@ def ingest_paths(
         vectors = all_vectors[vector_rows] if len(vector_rows) else all_vectors[:0]
         report.chunks_embedded = len(new_chunks)
         report.chunks_total = sink.write(new_chunks, vectors, records, keep_sources)
+        # CSV/TSV files also become tables of the index's SQLite database (the SQL route's).
+        sync_tables(Path(index_dir or settings.index_dir), {s: r.file_hash for s, r in records.items()})
     report.seconds = round(time.perf_counter() - started, 2)
     log.info(
         "ingested into %s: %d added, %d updated, %d unchanged, %d removed, %d failed, %d unsupported, "
