@@ -24,7 +24,6 @@ from tqdm import tqdm
 from config import Settings
 from core.chunks import Chunk
 from core.text import detect_language
-from ingestion.tables import sync_tables
 from ingestion.documents import LoadedDocument, TextPiece
 from ingestion.indexing import embed_in_batches, embedding_text, progress_interval
 from ingestion.loaders import LoaderError, load_document, regular_file
@@ -32,6 +31,7 @@ from ingestion.records import RECORD_SUFFIXES, load_records
 from ingestion.sinks import open_sink
 from ingestion.sources import scan_sources
 from ingestion.splitter import SplitConfig, split_document
+from ingestion.tables import sync_tables
 from providers.embeddings import Embedder
 from retrievers.docstore import FileRecord
 
