@@ -1,8 +1,8 @@
 """Assemble the agent graph.
 
-    contextualize -> lookup_cache -> (miss) analyze_query -> (route) retrieve_{vector|keyword|hybrid|multi_hop}
+    contextualize -> lookup_cache -> (miss) analyze_query -> (route) retrieve_{vector|keyword|hybrid|multi_hop|sql}
       -> rerank -> evaluate -> (retry) rewrite_query -> (route) ...   |   (enough) compress -> generate
-      -> verify -> cache_answer;   lookup_cache -> (hit) verify
+      -> verify -> cache_answer;   lookup_cache -> (hit) verify;   retrieve_sql -> (answered) verify
 
 Single-pass modes (naive, keyword, hybrid, hybrid_rerank, self_query) use the same nodes and skip
 what they do not need, so every mode is comparable through one code path.
@@ -28,12 +28,19 @@ from nodes.rerank import rerank
 from nodes.retrieve_hybrid import retrieve_hybrid
 from nodes.retrieve_keyword import retrieve_keyword
 from nodes.retrieve_multi_hop import merge_hops, search_sub_query
+from nodes.retrieve_sql import retrieve_sql, route_after_sql
 from nodes.retrieve_vector import retrieve_vector
 from nodes.rewrite_query import rewrite_query
 from nodes.state import CHECKPOINT_TYPES, AgentState, InputState, conversation_values
 from nodes.verify import verify
 
-RETRIEVAL_TARGETS = ["retrieve_vector", "retrieve_keyword", "retrieve_hybrid", "search_sub_query"]
+RETRIEVAL_TARGETS = [
+    "retrieve_vector",
+    "retrieve_keyword",
+    "retrieve_hybrid",
+    "search_sub_query",
+    "retrieve_sql",
+]
 
 
 def build_graph(
@@ -60,6 +67,7 @@ def build_graph(
     builder.add_node("retrieve_hybrid", retrieve_hybrid)
     builder.add_node("search_sub_query", search_sub_query)
     builder.add_node("retrieve_multi_hop", merge_hops)
+    builder.add_node("retrieve_sql", retrieve_sql)
     builder.add_node("rerank", rerank)
     builder.add_node("evaluate", evaluate)
     builder.add_node("rewrite_query", rewrite_query)
@@ -81,6 +89,7 @@ def build_graph(
     for node in ("retrieve_vector", "retrieve_keyword", "retrieve_hybrid", "retrieve_multi_hop"):
         builder.add_edge(node, "rerank")
     builder.add_edge("search_sub_query", "retrieve_multi_hop")
+    builder.add_conditional_edges("retrieve_sql", route_after_sql, ["verify", "retrieve_hybrid"])
     builder.add_edge("rerank", "evaluate")
     builder.add_conditional_edges("evaluate", decide_next, ["rewrite_query", "compress"])
     builder.add_edge("compress", "generate")

@@ -14,14 +14,14 @@ import sqlite3
 from pathlib import Path
 
 from ingestion.formats import _csv_rows
+from retrievers.sql import index_tables_path
 
 TABLE_SUFFIXES = {".csv": None, ".tsv": "\t"}
-DB_NAME = "tables.sqlite"
 _META = "__sources"
 
 
 def tables_path(index_dir: Path) -> Path:
-    return Path(index_dir) / DB_NAME
+    return index_tables_path(index_dir)
 
 
 def _identifier(text: str, fallback: str) -> str:

@@ -11,6 +11,7 @@ from core.trace import Decision
 from nodes.common import ctx, event, policy_of, question_of
 from nodes.context import AgentContext
 from nodes.policy import route_reason
+from nodes.retrieve_sql import sql_route_reason
 from nodes.state import AgentState
 
 
@@ -19,7 +20,14 @@ def analyze_query(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
     context = ctx(runtime)
     question = question_of(state)
     analysis = context.brain.analyse(question)
-    strategy, why = route_reason(policy_of(state, context), analysis)
+    policy = policy_of(state, context)
+    strategy, why = route_reason(policy, analysis)
+    # Routes beyond passages (issue 26): table questions to SQL.
+    beyond = (
+        sql_route_reason(question, analysis, context.sql) if policy.analyse and not policy.strategy else ""
+    )
+    if beyond:
+        strategy, why = "sql", beyond
     return {
         "analysis": analysis,
         "strategy": strategy,

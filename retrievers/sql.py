@@ -55,6 +55,13 @@ _WRITES = (
 )
 
 
+INDEX_TABLES = "tables.sqlite"  # the index folder's database of ingested CSV/TSV tables
+
+
+def index_tables_path(index_dir: Path) -> Path:
+    return Path(index_dir) / INDEX_TABLES
+
+
 class SqlError(ValueError):
     """A query that may not run, or failed when it ran, with a one-line reason."""
 
@@ -328,3 +335,45 @@ def parse_sql_urls(value: str | list[str] | None) -> list[str]:
         if not url.startswith(("sqlite:///", "postgresql://", "postgres://")):
             raise SqlError(f"not a database URL: {url!r} (sqlite:///path.db or postgresql://user@host/db)")
     return urls
+
+
+@dataclass
+class SqlSources:
+    """The databases a collection names: the index's own tables.sqlite (ingested CSV/TSV) and the
+    configured URLs. Each table belongs to the first database that has it."""
+
+    databases: list[SqlDatabase]
+
+    def tables(self) -> list[Table]:
+        seen: set[str] = set()
+        found = []
+        for database in self.databases:
+            for table in database.tables():
+                if table.name.lower() not in seen:
+                    seen.add(table.name.lower())
+                    found.append(table)
+        return found
+
+    def database_of(self, table: str) -> SqlDatabase | None:
+        return next(
+            (d for d in self.databases if table.lower() in {t.name.lower() for t in d.tables()}), None
+        )
+
+    def refresh(self) -> None:
+        for database in self.databases:
+            database.refresh()
+
+
+def open_sql_sources(
+    urls: list[str],
+    index_tables: Path | None = None,
+    *,
+    max_rows: int = MAX_ROWS,
+    timeout_s: float = TIMEOUT_S,
+) -> SqlSources | None:
+    """The SQL route's databases, or None when there are none (no route)."""
+    found = [f"sqlite:///{index_tables}"] if index_tables is not None and index_tables.is_file() else []
+    found += [url for url in urls if url not in found]
+    if not found:
+        return None
+    return SqlSources([SqlDatabase(url, max_rows=max_rows, timeout_s=timeout_s) for url in found])

@@ -17,6 +17,7 @@ from providers.brain.fallback import WithFallback
 from providers.brain.judge import LLMJudge, OfflineJudge
 from providers.brain.rewrite import LLMRewriter, OfflineRewriter
 from providers.brain.roles import Brain
+from providers.brain.sql import LLMApiChooser, LLMSqlWriter, no_api_calls, no_sql
 from providers.brain.verify import LLMVerifier, OfflineVerifier
 from providers.brain.write import AnswerCheck, LLMWriter, OfflineWriter
 from providers.offline_brain.meaning import Meaning, TextEmbedder
@@ -99,6 +100,8 @@ def llm_brain(
         write=WithFallback("answer", LLMWriter(chat, answer_check, max_answer_chars), fallback.write, log),
         verify=WithFallback("check_support", LLMVerifier(chat), fallback.verify, log),
         calls=log,
+        write_sql=WithFallback("sql", LLMSqlWriter(chat), no_sql, log),
+        choose_api=WithFallback("api", LLMApiChooser(chat), no_api_calls, log),
     )
 
 
