@@ -85,7 +85,7 @@ def _spans(phrase: str, text: str) -> list[Span]:
     if contains_cjk(phrase):
         return [Span(m.start(), m.end()) for m in re.finditer(re.escape(phrase), text)]
     stem = re.sub(r"(?<=\w\w\w)s$", "", phrase.casefold())  # "employees" also names "employee"
-    pattern = r"(?<![\w])" + re.escape(stem) + r"(?:s|es)?(?![\w])"
+    pattern = r"(?<![A-Za-z0-9_])" + re.escape(stem) + r"(?:s|es)?(?![A-Za-z0-9_])"
     return [Span(m.start(), m.end()) for m in re.finditer(pattern, text.casefold())]
 
 
