@@ -8,6 +8,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from core.trace import Decision
+from nodes.call_api import api_route_reason
 from nodes.common import ctx, event, policy_of, question_of
 from nodes.context import AgentContext
 from nodes.policy import route_reason
@@ -22,12 +23,12 @@ def analyze_query(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
     analysis = context.brain.analyse(question)
     policy = policy_of(state, context)
     strategy, why = route_reason(policy, analysis)
-    # Routes beyond passages (issue 26): table questions to SQL.
-    beyond = (
-        sql_route_reason(question, analysis, context.sql) if policy.analyse and not policy.strategy else ""
-    )
-    if beyond:
-        strategy, why = "sql", beyond
+    # Routes beyond passages (issue 26): a configured API's trigger words, then table questions to SQL.
+    if policy.analyse and not policy.strategy:
+        if why_api := api_route_reason(question, context.api_tools):
+            strategy, why = "api", why_api
+        elif why_sql := sql_route_reason(question, analysis, context.sql):
+            strategy, why = "sql", why_sql
     return {
         "analysis": analysis,
         "strategy": strategy,

@@ -157,7 +157,9 @@ def _date_span(question: str, passages: list[Passage], unit: Literal["years", "d
     elif not _AGE.search(question) and (span := stated_range(question, passages, unit == "days")):
         first_date, second_date, number, sentence = span  # both ends in one sentence: "from 2019 to 2022"
         start, end = first_date.text, second_date.text
-        operands = [Operand(text=d.text, sentence=sentence, passage=number) for d in (first_date, second_date)]
+        operands = [
+            Operand(text=d.text, sentence=sentence, passage=number) for d in (first_date, second_date)
+        ]
     else:
         pair = _best_pair(question, _date_candidates(passages, precision_needed=unit == "days"))
         if pair is None:
@@ -227,7 +229,11 @@ def plan_computation(question: str, passages: list[Passage]) -> Computation | No
         if planned is not None:
             result, used = planned
             operands = [Operand(text=value, sentence=sentence, passage=n) for n, sentence, value in used]
-            return Computation(intent=intent, result=result, operands=list({o.text + o.sentence: o for o in operands}.values()))
+            return Computation(
+                intent=intent,
+                result=result,
+                operands=list({o.text + o.sentence: o for o in operands}.values()),
+            )
     return None
 
 

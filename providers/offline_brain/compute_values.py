@@ -25,7 +25,9 @@ ValueKind = Literal["difference", "sum", "ratio", "percent", "average"]
 _CUES: list[tuple[ValueKind, re.Pattern[str]]] = [
     (
         "percent",
-        re.compile(r"what (?:percent(?:age)?|share|proportion|fraction)|百分之几|百分比|占多少|多大比例", re.I),
+        re.compile(
+            r"what (?:percent(?:age)?|share|proportion|fraction)|百分之几|百分比|占多少|多大比例", re.I
+        ),
     ),
     ("ratio", re.compile(r"how many times|\bratio\b|几倍|多少倍", re.I)),
     (
@@ -38,7 +40,13 @@ _CUES: list[tuple[ValueKind, re.Pattern[str]]] = [
         ),
     ),
     ("average", re.compile(r"\baverage\b|\bmean\b|平均", re.I)),
-    ("sum", re.compile(r"\bin total\b|\btotal\b|\bcombined\b|\baltogether\b|\bsum of\b|一共|总共|合计|总计|共计|加起来", re.I)),
+    (
+        "sum",
+        re.compile(
+            r"\bin total\b|\btotal\b|\bcombined\b|\baltogether\b|\bsum of\b|一共|总共|合计|总计|共计|加起来",
+            re.I,
+        ),
+    ),
 ]
 # A duration asked in Chinese without 后/前 ("担任校长多少年", "工作了几年"); 几年级 is a school grade.
 _DURATION = re.compile(r"多少年(?!级)|几年(?!级)|多少个年头")
@@ -46,7 +54,9 @@ _COUNT_WORDS = {
     "two": 2, "both": 2, "three": 3, "four": 4, "five": 5, "six": 6,
     "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6,
 }  # fmt: skip
-_COUNT_HINT = re.compile(r"\b(two|both|three|four|five|six)\b|([两二三四五六])(?:个|名|位|家|次|项|门|班|月|年|季)", re.I)
+_COUNT_HINT = re.compile(
+    r"\b(two|both|three|four|five|six)\b|([两二三四五六])(?:个|名|位|家|次|项|门|班|月|年|季)", re.I
+)
 _SCALE = r"(?:\s*(?P<scale>%|percent|thousand|million|billion|trillion|万|亿|千))?"
 _VALUE = re.compile(r"(?<![A-Za-z0-9_.])[$€£¥]?(?P<number>\d[\d,]*(?:\.\d+)?)" + _SCALE, re.I)
 _CJK_PAIR = re.compile(r"(?=([\u4e00-\u9fff]{2}))")
@@ -83,8 +93,11 @@ def quantities(sentence: str) -> list[Quantity]:
             continue
         number = float(match.group("number").replace(",", ""))
         after = sentence[match.end() : match.end() + 3]
-        if number.is_integer() and 1000 <= number <= 2999 and not match.group("scale") and not re.match(
-            r"\s*[A-Za-z\u4e00-\u9fff]", after
+        if (
+            number.is_integer()
+            and 1000 <= number <= 2999
+            and not match.group("scale")
+            and not re.match(r"\s*[A-Za-z\u4e00-\u9fff]", after)
         ):
             continue  # a bare year
         scale = (match.group("scale") or "").lower().replace("percent", "%")
@@ -95,7 +108,9 @@ def quantities(sentence: str) -> list[Quantity]:
 _STATED: dict[ValueKind, re.Pattern[str]] = {
     "percent": re.compile(r"%|percent|百分之|成(?:的|以上)"),
     "ratio": re.compile(r"\btimes\b|倍"),
-    "difference": re.compile(r"\b(?:more|less|fewer|higher|lower|taller|shorter|longer|larger|smaller) than\b|相差|差距|多出|高出|少了"),
+    "difference": re.compile(
+        r"\b(?:more|less|fewer|higher|lower|taller|shorter|longer|larger|smaller) than\b|相差|差距|多出|高出|少了"
+    ),
     "average": re.compile(r"\baverage\b|\bmean\b|平均|均值"),
     "sum": re.compile(r"\btotal\b|\bcombined\b|\baltogether\b|\bin all\b|一共|总共|合计|总计|共计|总数|共有"),
 }
@@ -194,7 +209,9 @@ def plan_values(
     return (result, operands) if result else None
 
 
-def stated_range(question: str, passages: list[Passage], day_precision: bool) -> tuple[FoundDate, FoundDate, int, str] | None:
+def stated_range(
+    question: str, passages: list[Passage], day_precision: bool
+) -> tuple[FoundDate, FoundDate, int, str] | None:
     """The two dates of the best-matching sentence that states both ends of a span ("from 2019 to
     2022", "2008年至2015年", "2012年加入…2020年离职"): (start, end, passage, sentence)."""
     wanted = match_terms(question)
