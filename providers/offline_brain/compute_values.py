@@ -18,6 +18,7 @@ from providers.offline_brain.analysis import key_terms
 from tools import ToolError, ToolResult, run_tool
 from tools.calculator import format_number
 from tools.dates import FoundDate, find_dates
+from tools.units import known_units
 
 ValueKind = Literal["difference", "sum", "ratio", "percent", "average"]
 
@@ -29,7 +30,15 @@ _CUES: list[tuple[ValueKind, re.Pattern[str]]] = [
             r"what (?:percent(?:age)?|share|proportion|fraction)|百分之几|百分比|占多少|多大比例", re.I
         ),
     ),
-    ("ratio", re.compile(r"how many times|\bratio\b|几倍|多少倍", re.I)),
+    # "how many times larger/as ..." asks for a ratio; "how many times was he elected" counts events
+    (
+        "ratio",
+        re.compile(
+            r"how many times (?:more|less|larger|bigger|greater|higher|longer|heavier|faster|as|the)\b"
+            r"|\bratio\b|几倍|多少倍",
+            re.I,
+        ),
+    ),
     (
         "difference",
         re.compile(
@@ -59,6 +68,8 @@ _COUNT_HINT = re.compile(
 )
 _SCALE = r"(?:\s*(?P<scale>%|percent|thousand|million|billion|trillion|万|亿|千))?"
 _VALUE = re.compile(r"(?<![A-Za-z0-9_.])[$€£¥]?(?P<number>\d[\d,]*(?:\.\d+)?)" + _SCALE, re.I)
+_UNITS_RE = "|".join(re.escape(u) for u in sorted(known_units(), key=len, reverse=True) if len(u) > 1)
+_UNIT_AFTER = re.compile(r"[\u4e00-\u9fff](?<!年)|\s*(?:" + _UNITS_RE + r")(?![A-Za-z])", re.I)
 _CJK_PAIR = re.compile(r"(?=([\u4e00-\u9fff]{2}))")
 _LABEL = re.compile(r"(?<![A-Za-z])[A-Z][A-Za-z0-9]*(?=[\u4e00-\u9fff])")
 
@@ -92,14 +103,14 @@ def quantities(sentence: str) -> list[Quantity]:
         if any(d.start <= match.start() < d.end for d in dated):
             continue
         number = float(match.group("number").replace(",", ""))
-        after = sentence[match.end() : match.end() + 3]
+        after = sentence[match.end() : match.end() + 12]
         if (
             number.is_integer()
             and 1000 <= number <= 2999
             and not match.group("scale")
-            and not re.match(r"\s*[A-Za-z\u4e00-\u9fff]", after)
+            and not _UNIT_AFTER.match(after)
         ):
-            continue  # a bare year
+            continue  # a bare year ("in 1892"); "1200平方公里", "1500 km" are quantities
         scale = (match.group("scale") or "").lower().replace("percent", "%")
         found.append(Quantity(number, match.group().strip(), scale, match.start()))
     return found
