@@ -57,6 +57,11 @@ _CUES: list[tuple[ValueKind, re.Pattern[str]]] = [
         ),
     ),
 ]
+# Questions that name a thing ("which region's rainfall is 100 mm more") or list values per item
+# ("the average for each of ..."): the answer is a name or a list, not one computed number.
+_NOT_A_VALUE = re.compile(
+    r"哪|什么|什麼|谁|誰|分别|分別|各自|\bwhich\b|\bwho\b|\bfor each\b|\beach of\b", re.I
+)
 # A duration asked in Chinese without 后/前 ("担任校长多少年", "工作了几年"); 几年级 is a school grade.
 _DURATION = re.compile(r"多少年(?!级)|几年(?!级)|多少个年头")
 _COUNT_WORDS = {
@@ -76,6 +81,8 @@ _LABEL = re.compile(r"(?<![A-Za-z])[A-Z][A-Za-z0-9]*(?=[\u4e00-\u9fff])")
 
 def value_intent(question: str) -> ValueKind | Literal["years"] | None:
     """Which computation over stated values the question asks for, or "years" for a Chinese duration."""
+    if _NOT_A_VALUE.search(question):
+        return None
     for kind, cue in _CUES:
         if cue.search(question):
             return kind
@@ -106,6 +113,7 @@ def quantities(sentence: str) -> list[Quantity]:
         after = sentence[match.end() : match.end() + 12]
         if (
             number.is_integer()
+            and "," not in match.group("number")  # 1,200 is a count, 1200 may be a year
             and 1000 <= number <= 2999
             and not match.group("scale")
             and not _UNIT_AFTER.match(after)
@@ -117,7 +125,7 @@ def quantities(sentence: str) -> list[Quantity]:
 
 
 _STATED: dict[ValueKind, re.Pattern[str]] = {
-    "percent": re.compile(r"%|percent|百分之|成(?:的|以上)"),
+    "percent": re.compile(r"[%％]|percent|百分之|成(?:的|以上)"),
     "ratio": re.compile(r"\btimes\b|倍"),
     "difference": re.compile(
         r"\b(?:more|less|fewer|higher|lower|taller|shorter|longer|larger|smaller) than\b|相差|差距|多出|高出|少了"
