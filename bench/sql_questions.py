@@ -22,6 +22,8 @@ from retrievers.sql_plan import plan_sql
 ROOT = Path(__file__).resolve().parents[1]
 SET = ROOT / "tests" / "data" / "sql_questions.jsonl"
 TABLES = ROOT / "tests" / "data" / "tables"
+# Questions about passages, not tables: how many the SQL route would wrongly take with these tables present.
+PASSAGE_SETS = ("analyzer_questions.jsonl", "analyzer_questions_fresh.jsonl", "compute_questions.jsonl")
 
 
 def build_database(folder: Path) -> SqlDatabase:
@@ -62,7 +64,19 @@ def main() -> None:
             if not ok:
                 print(f"MISS {item['id']} {item['kind']}: {item['question']} | {shown}")
         unchanged = hashlib.sha256(db.path.read_bytes()).hexdigest() == before
+        passage_questions = [
+            json.loads(line)["question"]
+            for name in PASSAGE_SETS
+            for line in (ROOT / "tests" / "data" / name).read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
+        routed = [q for q in passage_questions if plan_sql(q, db.tables()) is not None]
     solved = sum(h[0] for h in hits.values())
+    for question in routed:
+        print(f"ROUTED (passage question) {question}")
+    print(
+        f"passage questions routed to SQL: {len(routed)}/{len(passage_questions)} ({', '.join(PASSAGE_SETS)})"
+    )
     print(
         f"answered {solved}/{len(items)} = {solved / len(items):.3f} (en {hits['en'][0]}/{hits['en'][1]}, "
         f"zh {hits['zh'][0]}/{hits['zh'][1]}); database unchanged: {unchanged}"

@@ -132,6 +132,12 @@ def test_hostile_sql_never_executes(database, sql):
     assert database.run("SELECT COUNT(*) FROM employees").rows == [(10,)]
 
 
+@pytest.mark.parametrize("sql", HOSTILE)
+def test_the_check_refuses_hostile_sql_before_any_connection(sql):
+    with pytest.raises(SqlError):
+        check_select(sql, "sqlite", ["employees", "销售"])
+
+
 def test_the_connection_itself_is_read_only(database):
     """Even a statement that got past the check could not write: mode=ro, query_only, an authorizer."""
     for sql in ("DELETE FROM employees", "PRAGMA writable_schema = ON", "ATTACH DATABASE ':memory:' AS x"):
@@ -199,6 +205,16 @@ def test_table_questions_take_the_sql_route(graph_context, question, shown):
     assert citation.heading == "SQL" and citation.snippet.startswith("SELECT")
     routed = next(e for e in result.trace if e.node == "analyze_query")
     assert "-> sql (table question" in routed.detail
+
+
+def test_answers_from_live_tables_are_not_cached(graph_context, settings, tmp_path):
+    from memory.answer_cache import AnswerCache
+
+    context = graph_context()
+    context.cache = AnswerCache(tmp_path / "answers.sqlite", generation="g1")
+    for _ in range(2):
+        result = ask(build_graph(), "How many employees work in Berlin?", context=context)
+        assert "retrieve_sql" in nodes_of(result)  # asked again, not answered from the cache
 
 
 def test_empty_results_are_said_plainly(graph_context):
