@@ -21,7 +21,10 @@ from tools import ToolError, ToolResult, run_tool
 from tools.dates import find_dates
 from tools.units import known_units
 
-Intent = Literal["years", "days", "convert", "arithmetic", "difference", "sum", "ratio", "percent", "average"]
+# span: years of a range one sentence states (a Chinese duration question, compute_values.py)
+Intent = Literal[
+    "years", "days", "span", "convert", "arithmetic", "difference", "sum", "ratio", "percent", "average"
+]
 
 _YEARS = re.compile(
     r"how many years|how old|years? (?:after|before|apart|between|earlier|later|passed|elapsed)"
@@ -147,7 +150,9 @@ def _states_count(question: str, passages: list[Passage]) -> bool:
     return top > 0 and any(_COUNT.search(sentence) for overlap, sentence in scored if overlap == top)
 
 
-def _date_span(question: str, passages: list[Passage], unit: Literal["years", "days"]) -> Computation | None:
+def _date_span(
+    question: str, passages: list[Passage], unit: Literal["years", "days"], *, range_only: bool = False
+) -> Computation | None:
     if _states_count(question, passages):
         return None
     asked = find_dates(question)
@@ -160,6 +165,8 @@ def _date_span(question: str, passages: list[Passage], unit: Literal["years", "d
         operands = [
             Operand(text=d.text, sentence=sentence, passage=number) for d in (first_date, second_date)
         ]
+    elif range_only:
+        return None
     else:
         pair = _best_pair(question, _date_candidates(passages, precision_needed=unit == "days"))
         if pair is None:
@@ -218,6 +225,8 @@ def _arithmetic(question: str) -> Computation | None:
 def plan_computation(question: str, passages: list[Passage]) -> Computation | None:
     """The tool call the question needs with operands from the passages, or None when none applies."""
     intent = computation_intent(question)
+    if intent == "span":
+        return _date_span(question, passages, "years", range_only=True)
     if intent in ("years", "days"):
         return _date_span(question, passages, intent)
     if intent == "convert":
@@ -249,7 +258,7 @@ def computed_answer(question: str, computation: Computation) -> DraftAnswer:
         sentence = operand.sentence.rstrip("。.!！?？")
         quoted.append(f"{sentence}{_marker([operand.passage])}{'。' if zh else '.'}")
     shown = computation.result.shown
-    if zh and computation.intent in ("years", "days"):
+    if zh and computation.intent in ("years", "days", "span"):
         shown = shown.replace(" years", " 年").replace(" days", " 天")
     cite = _marker(computation.cited)
     if zh:

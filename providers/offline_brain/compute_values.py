@@ -79,15 +79,16 @@ _CJK_PAIR = re.compile(r"(?=([\u4e00-\u9fff]{2}))")
 _LABEL = re.compile(r"(?<![A-Za-z])[A-Z][A-Za-z0-9]*(?=[\u4e00-\u9fff])")
 
 
-def value_intent(question: str) -> ValueKind | Literal["years"] | None:
-    """Which computation over stated values the question asks for, or "years" for a Chinese duration."""
+def value_intent(question: str) -> ValueKind | Literal["span"] | None:
+    """Which computation over stated values the question asks for, or "span" for a Chinese duration
+    ("担任校长多少年"), computed only from a range one sentence states."""
     if _NOT_A_VALUE.search(question):
         return None
     for kind, cue in _CUES:
         if cue.search(question):
             return kind
     if _DURATION.search(question):
-        return "years"
+        return "span"
     return None
 
 
