@@ -93,6 +93,19 @@ def test_table_sync_is_incremental(tmp_path):
     assert [t.name for t in db.tables()] == ["销售"]
 
 
+def test_ingest_loads_csv_files_into_the_index_tables(tmp_path, settings, embedder):
+    from ingestion.pipeline import ingest_paths
+
+    folder = tmp_path / "docs"
+    shutil.copytree(TABLES, folder)
+    ingest_paths([folder], settings, embedder, index_dir=settings.index_dir, progress=False)
+    db = SqlDatabase(f"sqlite:///{tables_path(settings.index_dir)}")
+    assert {t.name for t in db.tables()} == {"employees", "销售"}
+    (folder / "销售.csv").unlink()
+    report = ingest_paths([folder], settings, embedder, index_dir=settings.index_dir, progress=False)
+    assert report.removed and [t.name for t in SqlDatabase(db.url).tables()] == ["employees"]
+
+
 @pytest.mark.parametrize(
     ("question", "expected"),
     [
