@@ -91,6 +91,9 @@ def test_the_computation_the_question_asks_for(question, texts, expected):
             "What is the average salary for each of the two teams?",
             ["Team A earns 50,000 and team B earns 60,000."],
         ),
+        # an average the question does not count the parts of is a stated one; 年轻人 is not a duration
+        ("多伦多的年平均降雪有多高？", ["多伦多冬季各月降雪为23、31和35厘米。", "多伦多年均降雪133厘米。"]),
+        ("有多少年轻人参加了1968年的游行？", ["约2000名青年在1968年11月参加了游行。"]),
     ],
 )
 def test_no_computation_where_none_is_asked(question, texts):

@@ -63,7 +63,7 @@ _NOT_A_VALUE = re.compile(
     r"哪|什么|什麼|谁|誰|分别|分別|各自|\bwhich\b|\bwho\b|\bfor each\b|\beach of\b", re.I
 )
 # A duration asked in Chinese without 后/前 ("担任校长多少年", "工作了几年"); 几年级 is a school grade.
-_DURATION = re.compile(r"多少年(?!级)|几年(?!级)|多少个年头")
+_DURATION = re.compile(r"多少年(?![级級轻輕龄齡代])|几年(?![级級轻輕龄齡代])|多少个年头")
 _COUNT_WORDS = {
     "two": 2, "both": 2, "three": 3, "four": 4, "five": 5, "six": 6,
     "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6,
@@ -141,6 +141,12 @@ def _states(kind: ValueKind, sentence: str) -> bool:
     return bool(_STATED[kind].search(sentence))
 
 
+def _measures(question: str, sentence: str, quantity: Quantity) -> bool:
+    """Whether the words right after a value name something the question asks about ("16 gold medals")."""
+    after = sentence[quantity.start + len(quantity.text) : quantity.start + len(quantity.text) + 16]
+    return bool(match_terms(after) & match_terms(question))
+
+
 def _count_hint(question: str) -> int | None:
     match = _COUNT_HINT.search(question)
     if not match:
@@ -188,10 +194,18 @@ def plan_values(
     if any(_states(kind, sentence) for overlap, _, sentence, _ in ranked if overlap == best_overlap):
         return None  # the best sentence already states it ("平均海拔为…", "a total of 37"): quote it
     if kind in ("sum", "average"):
+        if hint is None and kind == "average":
+            return None  # "年平均降雪", "average depth": an average is stated unless the question counts its parts
+        if hint is None:  # "in total" without a count: only the values that measure what the question asks
+            best_values = [q for q in best_values if _measures(question, best_sentence, q)]
         if len(best_values) >= 2 and (hint is None or len(best_values) == hint):
             chosen = [(best_passage, best_sentence, q) for q in best_values]
         else:
-            singles = [(p, s, q[0]) for o, p, s, q in ranked if len(q) == 1]
+            singles = [
+                (p, s, q[0])
+                for o, p, s, q in ranked
+                if len(q) == 1 and (hint or _measures(question, s, q[0]))
+            ]
             chosen = singles[: hint or len(singles)]
             if len(chosen) < 2 or (hint is not None and len(chosen) != hint):
                 return None
