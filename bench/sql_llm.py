@@ -2,7 +2,7 @@
 with the schema and sample values, answered by a local GGUF model through llama_cpp in this process, each
 statement checked and run read-only as the route does. Prints misses and the share answered.
 
-    python bench/sql_llm.py --model path/to/qwen2.5-coder-0.5b.gguf [--limit N]
+    python bench/sql_llm.py --model path/to/qwen2.5-coder-0.5b.gguf [--kinds group,compare] [--limit N]
 """
 
 from __future__ import annotations
@@ -27,12 +27,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="a GGUF file (MODELS.md: the packaged Qwen2.5-Coder)")
     parser.add_argument("--limit", type=int, default=0)
+    parser.add_argument("--kinds", default="", help="only these kinds, comma-separated (e.g. group,compare)")
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     from llama_cpp import Llama
 
     llm = Llama(model_path=args.model, n_ctx=4096, n_threads=args.threads, verbose=False, seed=0)
     items = [json.loads(line) for line in SET.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if args.kinds:
+        items = [i for i in items if i["kind"] in args.kinds.split(",")]
     items = items[: args.limit or None]
     schema = {"type": "object", "properties": {"sql": {"type": "string"}}, "required": ["sql"]}
     with tempfile.TemporaryDirectory() as tmp:
@@ -63,8 +66,8 @@ def main() -> None:
                 shown = f"{text[:120]} -> unparsable ({type(exc).__name__})"
             hits[item["lang"]][0] += ok
             hits[item["lang"]][1] += 1
-            if not ok:
-                print(f"MISS {item['id']} {item['kind']}: {item['question']} | {shown[:220]}", flush=True)
+            verdict = "ok  " if ok else "MISS"
+            print(f"{verdict} {item['id']} {item['kind']}: {item['question']} | {shown[:220]}", flush=True)
         unchanged = hashlib.sha256(db.path.read_bytes()).hexdigest() == before
     solved = sum(h[0] for h in hits.values())
     print(
