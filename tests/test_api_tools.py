@@ -22,6 +22,7 @@ from providers.brain import make_brain, offline_brain
 from providers.brain.sql import API_SYSTEM
 from retrievers.factory import build_retrievers
 from retrievers.index import open_index
+from tests.graph_fixtures import one_passage_context
 from tests.openai_server import openai_server, plausible_reply, system_text, tool_call
 from tools.errors import ToolError
 from tools.http import load_tools_file
@@ -117,23 +118,8 @@ def tools(tmp_path, api_server, monkeypatch):
 
 
 @pytest.fixture
-def graph_context(settings, embedder, tools):
-    chunks = [
-        Chunk(id="guide", text="Hybrid search fuses BM25 and dense results.", source="g.md", title="Hybrid")
-    ]
-    index_chunks(chunks, settings, embedder, index_dir=settings.index_dir, progress=False)
-    index = open_index(settings.index_dir)
-
-    def build(brain=None, current=settings) -> AgentContext:
-        return AgentContext(
-            settings=current,
-            retrievers=build_retrievers(index, current, embedder),
-            brain=brain or offline_brain(embedder=embedder),
-            api_tools=tools,
-        )
-
-    yield build
-    index.close()
+def graph_context(one_passage_context, tools):
+    return lambda brain=None, current=None: one_passage_context(brain, current, api_tools=tools)
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from retrievers.factory import build_retrievers
 from retrievers.index import open_index
 from retrievers.sql import SqlDatabase, SqlError, SqlSources, check_select, open_sql_sources
 from retrievers.sql_plan import plan_sql
+from tests.graph_fixtures import one_passage_context
 from tests.openai_server import openai_server, plausible_reply, reply_json, system_text
 from tests.postgres_server import postgres_url
 
@@ -178,25 +179,10 @@ def test_check_select_names_the_reason():
 
 # --- the route in the graph ---------------------------------------------------------------------------
 
-DOCS = [("guide", "Hybrid search", "Hybrid search fuses BM25 and dense results with reciprocal rank fusion.")]
-
 
 @pytest.fixture
-def graph_context(settings, embedder, database):
-    chunks = [Chunk(id=cid, text=text, source=f"{cid}.md", title=title) for cid, title, text in DOCS]
-    index_chunks(chunks, settings, embedder, index_dir=settings.index_dir, progress=False)
-    index = open_index(settings.index_dir)
-
-    def build(brain=None, current=settings) -> AgentContext:
-        return AgentContext(
-            settings=current,
-            retrievers=build_retrievers(index, current, embedder),
-            brain=brain or offline_brain(embedder=embedder),
-            sql=SqlSources([database]),
-        )
-
-    yield build
-    index.close()
+def graph_context(one_passage_context, database):
+    return lambda brain=None, current=None: one_passage_context(brain, current, sql=SqlSources([database]))
 
 
 def nodes_of(result) -> list[str]:
