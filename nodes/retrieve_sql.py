@@ -129,8 +129,18 @@ def retrieve_sql(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
         ]
         database = sources.database_of(named[0]) if named else sources.databases[0]
         table = named[0] if named else table
+    refused = ""
     try:
-        result = database.run(sql)
+        try:
+            result = database.run(sql)
+        except SqlError as exc:
+            plan = plan_sql(question, tables) if writer == "model" else None
+            if plan is None or plan.sql == sql:
+                raise
+            # the model's SQL was refused or failed: the rules' statement answers, the trace says why
+            refused, sql, writer, table = f"model SQL refused ({exc}); ", plan.sql, "rules", plan.table
+            database = sources.database_of(plan.table) or database
+            result = database.run(sql)
     except SqlError as exc:
         answer = _failure(question, str(exc))
         citation = Citation(
@@ -165,7 +175,7 @@ def retrieve_sql(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
                 started,
                 context,
                 Decision.ANSWERED if result.rows else Decision.INSUFFICIENT,
-                f"{writer} SQL on {result.database}: {result.sql}",
+                f"{refused}{writer} SQL on {result.database}: {result.sql}",
                 query=result.sql,
                 rows=len(result.rows),
             )

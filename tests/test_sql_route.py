@@ -273,7 +273,9 @@ def test_hostile_sql_from_the_model_is_refused_plainly(
     openai_server.responder = sql_responder(sql, [])
     context = graph_context(make_brain(llm_settings), llm_settings)
     result = ask(build_graph(), "How many employees work in Berlin?", context=context)
-    assert result.answer.startswith("The tables could not answer this:")
+    step = next(e for e in result.trace if e.node == "retrieve_sql")
+    assert step.detail.startswith("model SQL refused (")  # the rules' statement answered instead
+    assert result.answer == "From the table employees: 5 [1]."
     assert database.run("SELECT COUNT(*) FROM employees").rows == [(10,)]
 
 
@@ -311,3 +313,13 @@ def test_postgres_hostile_sql_never_executes(postgres_database, sql):
     with pytest.raises(SqlError, match="read-only"):
         postgres_database._postgres('DELETE FROM "销售"')  # past the check, the transaction refuses
     assert postgres_database.run('SELECT COUNT(*) FROM "销售"').rows == [(10,)]
+
+
+def test_a_refused_model_sql_without_a_rule_plan_is_said_plainly(
+    graph_context, llm_settings, openai_server, database
+):
+    openai_server.responder = sql_responder("DROP TABLE employees", [])
+    context = graph_context(make_brain(llm_settings), llm_settings)
+    result = ask(build_graph(), "List the employees by name and city", context=context)
+    assert result.answer == "The tables could not answer this: SELECT only, got DROP."
+    assert database.run("SELECT COUNT(*) FROM employees").rows == [(10,)]
