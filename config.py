@@ -216,6 +216,21 @@ class Settings(BaseSettings):
     )
     cache_max_entries: int = Field(default=5000, ge=1)
 
+    # --- questions beyond passages: SQL route and tools (issue 26) ---------------------------
+    sql_urls: str = Field(
+        default="",
+        description="databases the SQL route may query, comma-separated: sqlite:///path.db, "
+        "postgresql://user@host/db (the index's own tables.sqlite, from ingested CSV/TSV, is always one)",
+    )
+    sql_route: bool = Field(default=True, description="route table questions (counts, sums, filters) to SQL")
+    sql_max_rows: int = Field(default=200, ge=1, description="rows a SQL query may return")
+    sql_timeout_s: float = Field(default=5.0, gt=0, description="time a SQL query may take")
+    tools_file: Path | None = Field(
+        default=None, description="HTTP APIs the agent may call as tools (YAML/JSON; docs in README)"
+    )
+    tool_timeout_s: float = Field(default=10.0, gt=0, description="time an HTTP tool call may take")
+    tool_max_kb: int = Field(default=256, ge=1, description="an HTTP tool's larger responses are refused")
+
     # --- cost (USD per million tokens, as vendors publish; 0 = not priced, e.g. offline) ----------
     price_in_per_1m_tokens: float = Field(default=0.0, ge=0)
     price_out_per_1m_tokens: float = Field(default=0.0, ge=0)
@@ -305,7 +320,7 @@ log = logging.getLogger(__name__)
 # AGENTIC_RAG_* variables read outside Settings (so not "unknown"): the evaluation sets' folder and
 # where e5's built graph is kept (evaluators/datasets.py, providers/e5_onnx.py).
 OTHER_ENV_NAMES = ("AGENTIC_RAG_DATA_DIR", "AGENTIC_RAG_MODEL_CACHE", "AGENTIC_RAG_CONFIG")
-SECRET_FIELDS = frozenset({"openai_api_key", "serve_token", "postgres_url"})
+SECRET_FIELDS = frozenset({"openai_api_key", "serve_token", "postgres_url", "sql_urls"})
 _warned: set[object] = set()
 
 

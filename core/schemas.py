@@ -12,7 +12,9 @@ from pydantic import BaseModel, Field
 
 QueryType = Literal["factual", "analytical", "comparative", "procedural"]
 Complexity = Literal["simple", "moderate", "complex"]
-StrategyName = Literal["vector", "keyword", "hybrid", "multi_hop", "global"]  # global: issue 26
+# global: whole-document/collection questions; sql: the question asks over table records
+# (nodes/retrieve_sql.py); api: a configured HTTP API answers it (all issue 26)
+StrategyName = Literal["vector", "keyword", "hybrid", "multi_hop", "global", "sql", "api"]
 SuggestedAction = Literal["answer", "retry_vector", "retry_keyword", "multi_hop", "rewrite"]
 
 
@@ -113,3 +115,10 @@ class DraftAnswer(BaseModel):
     tool_calls: list[dict] = Field(
         default_factory=list, description="tools.ToolResult dumps the answer shows"
     )
+
+
+class SqlQuery(BaseModel):
+    """A model's text-to-SQL answer: one SELECT over the schema it was shown (checked before it runs)."""
+
+    sql: str = Field(description="one read-only SELECT statement, no comments, no semicolons")
+    reasoning: str = ""

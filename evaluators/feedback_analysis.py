@@ -78,7 +78,9 @@ def holds_answer(texts: Sequence[str], question: str, gold: str) -> bool:
         wanted = normalize_answer(gold)
         return bool(wanted) and any(wanted in normalize_answer(text) for text in texts)
     terms = set(tokenize(question))
-    return bool(terms) and any(len(terms & set(tokenize(text))) >= QUESTION_COVERAGE * len(terms) for text in texts)
+    return bool(terms) and any(
+        len(terms & set(tokenize(text))) >= QUESTION_COVERAGE * len(terms) for text in texts
+    )
 
 
 def diagnose(record: FeedbackRecord, modes: Sequence[str], rerun: Rerun) -> Diagnosis:

@@ -1,8 +1,8 @@
 """Assemble the agent graph.
 
-    contextualize -> lookup_cache -> (miss) analyze_query -> (route) retrieve_{vector|keyword|hybrid|multi_hop|global}
+    contextualize -> lookup_cache -> (miss) analyze_query -> (route) retrieve_{vector|keyword|hybrid|multi_hop|global|sql} | call_api
       -> rerank -> evaluate -> (retry) rewrite_query -> (route) ...   |   (enough) compress -> generate
-      -> verify -> cache_answer;   lookup_cache -> (hit) verify
+      -> verify -> cache_answer;   lookup_cache -> (hit) verify;   retrieve_sql | call_api -> (answered) verify
 
 Single-pass modes (naive, keyword, hybrid, hybrid_rerank, self_query) use the same nodes and skip
 what they do not need, so every mode is comparable through one code path.
@@ -19,6 +19,7 @@ from memory.bounded import BoundedSaver
 from memory.threads import supports_capping
 from nodes.analyze_query import analyze_query
 from nodes.cache import cache_answer, lookup_cache
+from nodes.call_api import call_api, route_after_api
 from nodes.compress import compress
 from nodes.context import AgentContext
 from nodes.contextualize import contextualize
@@ -29,6 +30,7 @@ from nodes.retrieve_global import retrieve_global
 from nodes.retrieve_hybrid import retrieve_hybrid
 from nodes.retrieve_keyword import retrieve_keyword
 from nodes.retrieve_multi_hop import merge_hops, search_sub_query
+from nodes.retrieve_sql import retrieve_sql, route_after_sql
 from nodes.retrieve_vector import retrieve_vector
 from nodes.rewrite_query import rewrite_query
 from nodes.state import CHECKPOINT_TYPES, AgentState, InputState, conversation_values
@@ -40,6 +42,8 @@ RETRIEVAL_TARGETS = [
     "retrieve_hybrid",
     "search_sub_query",
     "retrieve_global",
+    "retrieve_sql",
+    "call_api",
 ]
 
 
@@ -68,6 +72,8 @@ def build_graph(
     builder.add_node("search_sub_query", search_sub_query)
     builder.add_node("retrieve_global", retrieve_global)
     builder.add_node("retrieve_multi_hop", merge_hops)
+    builder.add_node("retrieve_sql", retrieve_sql)
+    builder.add_node("call_api", call_api)
     builder.add_node("rerank", rerank)
     builder.add_node("evaluate", evaluate)
     builder.add_node("rewrite_query", rewrite_query)
@@ -95,6 +101,8 @@ def build_graph(
     ):
         builder.add_edge(node, "rerank")
     builder.add_edge("search_sub_query", "retrieve_multi_hop")
+    builder.add_conditional_edges("retrieve_sql", route_after_sql, ["verify", "retrieve_hybrid"])
+    builder.add_conditional_edges("call_api", route_after_api, ["verify", "retrieve_hybrid"])
     builder.add_edge("rerank", "evaluate")
     builder.add_conditional_edges("evaluate", decide_next, ["rewrite_query", "compress"])
     builder.add_edge("compress", "generate")

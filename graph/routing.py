@@ -11,13 +11,17 @@ from nodes.policy import ANSWERED_BEFORE_SEARCH, policy_for
 from nodes.retrieve_multi_hop import fan_out
 from nodes.state import AgentState
 
-RetrieveNode = Literal["retrieve_vector", "retrieve_keyword", "retrieve_hybrid", "retrieve_global"]
+RetrieveNode = Literal[
+    "retrieve_vector", "retrieve_keyword", "retrieve_hybrid", "retrieve_global", "retrieve_sql", "call_api"
+]
 EntryNode = Literal["analyze_query", "retrieve_vector", "retrieve_keyword", "retrieve_hybrid", "verify"]
 RETRIEVE_NODE: dict[str, RetrieveNode] = {
     "vector": "retrieve_vector",
     "keyword": "retrieve_keyword",
     "hybrid": "retrieve_hybrid",
     "global": "retrieve_global",  # issue 26: whole-document and collection questions
+    "sql": "retrieve_sql",  # issue 26: table questions (nodes/retrieve_sql.py)
+    "api": "call_api",  # issue 26: configured HTTP APIs (nodes/call_api.py)
 }
 
 

@@ -36,6 +36,7 @@ from ingestion.sinks import open_sink
 from ingestion.sources import scan_sources
 from ingestion.splitter import SplitConfig, split_document
 from ingestion.summaries import summary_chunks
+from ingestion.tables import sync_tables
 from providers.embeddings import Embedder
 from retrievers.docstore import FileRecord
 
@@ -332,6 +333,8 @@ def ingest_paths(
         vectors = all_vectors[vector_rows] if len(vector_rows) else all_vectors[:0]
         report.chunks_embedded = len(new_chunks)
         report.chunks_total = sink.write(new_chunks, vectors, records, keep_sources)
+        # CSV/TSV files also become tables of the index's SQLite database (the SQL route's).
+        sync_tables(Path(index_dir or settings.index_dir), {s: r.file_hash for s, r in records.items()})
     report.seconds = round(time.perf_counter() - started, 2)
     log.info(
         "ingested into %s: %d added, %d updated, %d unchanged, %d removed, %d failed, %d unsupported, "

@@ -9,9 +9,11 @@ from langgraph.runtime import Runtime
 
 from core.global_intent import is_global
 from core.trace import Decision
+from nodes.call_api import api_route_reason
 from nodes.common import ctx, event, policy_of, question_of
 from nodes.context import AgentContext
 from nodes.policy import route_reason
+from nodes.retrieve_sql import sql_route_reason
 from nodes.state import AgentState
 
 
@@ -22,7 +24,14 @@ def analyze_query(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
     analysis = context.brain.analyse(question)
     if analysis.recommended_strategy != "global" and is_global(question):  # whichever brain analysed
         analysis = analysis.model_copy(update={"recommended_strategy": "global"})
-    strategy, why = route_reason(policy_of(state, context), analysis)
+    policy = policy_of(state, context)
+    strategy, why = route_reason(policy, analysis)
+    # Routes beyond passages (issue 26): a configured API's trigger words, then table questions to SQL.
+    if policy.analyse and not policy.strategy:
+        if why_api := api_route_reason(question, context.api_tools):
+            strategy, why = "api", why_api
+        elif why_sql := sql_route_reason(question, analysis, context.sql):
+            strategy, why = "sql", why_sql
     return {
         "analysis": analysis,
         "strategy": strategy,

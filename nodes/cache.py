@@ -69,6 +69,7 @@ def cache_answer(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
         or state.get("insufficient")
         or not state.get("answer")
         or any(event.fallback_reason for event in state.get("trace") or [])
+        or state.get("strategy") in ("sql", "api")  # live data: a table or an API may change
     ):
         return {}
     question = question_of(state)

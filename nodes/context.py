@@ -18,6 +18,7 @@ from providers.brain import Brain, make_brain
 from providers.embeddings import Embedder
 from providers.rerankers import Reranker
 from retrievers.factory import RetrieverSet
+from retrievers.sql import SqlSources
 
 
 @dataclass
@@ -27,6 +28,8 @@ class AgentContext:
     brain: Brain
     reranker: Reranker | None = None
     cache: AnswerCache | None = None
+    sql: SqlSources | None = None  # the SQL route's databases (None: no route)
+    api_tools: Any = None  # tools.http.ApiTools: configured HTTP APIs (None: no route)
 
 
 def build_context(settings: Settings | None = None, *, index_dir: Path | None = None) -> AgentContext:
@@ -42,6 +45,33 @@ def build_context(settings: Settings | None = None, *, index_dir: Path | None = 
         brain=make_brain(settings, retrievers.embedder),
         reranker=reranker_for(settings, retrievers.embedder, folder),
         cache=open_answer_cache(settings, folder, generation_key(retrievers.index), store=retrievers.index),
+        sql=sql_sources_for(settings, folder),
+        api_tools=api_tools_for(settings),
+    )
+
+
+def sql_sources_for(settings: Settings, index_dir: Path) -> SqlSources | None:
+    """The index's tables (from ingested CSV/TSV) and ``AGENTIC_RAG_SQL_URLS``; None when off or none."""
+    from retrievers.sql import index_tables_path, open_sql_sources, parse_sql_urls
+
+    if not settings.sql_route:
+        return None
+    return open_sql_sources(
+        parse_sql_urls(settings.sql_urls),
+        index_tables_path(index_dir),
+        max_rows=settings.sql_max_rows,
+        timeout_s=settings.sql_timeout_s,
+    )
+
+
+def api_tools_for(settings: Settings) -> Any:
+    """The HTTP APIs of ``AGENTIC_RAG_TOOLS_FILE``, or None."""
+    if settings.tools_file is None:
+        return None
+    from providers.api_tools import load_tools_file
+
+    return load_tools_file(
+        settings.tools_file, timeout_s=settings.tool_timeout_s, max_kb=settings.tool_max_kb
     )
 
 

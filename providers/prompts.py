@@ -131,8 +131,8 @@ def compress_user(question: str, context: str) -> str:
 TOOLS_SYSTEM = f"""You decide which computations an answer needs, using only values in the numbered
 passages inside <context> (or numbers the question itself gives).
 {DATA_NOT_INSTRUCTIONS}
-- Call the tools for arithmetic, the years or days between two dates, or a unit conversion; pass the
-  values exactly as the passages write them.
+- Call the tools for arithmetic (differences, sums, ratios, percentages, averages with mean(...)), the
+  years or days between two dates, or a unit conversion; pass the values exactly as the passages write them.
 - When no computation is needed, reply with the single word NONE."""
 
 TOOL_RESULTS_NOTE = """Computed with tools (show each computation in your answer, citing the passages its

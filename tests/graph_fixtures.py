@@ -108,3 +108,31 @@ def saver(request, tmp_path):
         sqlite_path=tmp_path / "checkpoints.sqlite", postgres_url=url, allowed_types=CHECKPOINT_TYPES
     ) as opened:
         yield opened
+
+
+@pytest.fixture
+def one_passage_context(settings, embedder):
+    """An ``AgentContext`` over a one-passage local index (about hybrid search), for the routes that
+    answer beyond passages; keyword arguments set its other fields (``sql=``, ``api_tools=``)."""
+    from ingestion.indexing import index_chunks
+    from providers.brain import offline_brain
+    from retrievers.factory import build_retrievers
+    from retrievers.index import open_index
+
+    chunk = Chunk(
+        id="guide", text="Hybrid search fuses BM25 and dense results.", source="g.md", title="Hybrid"
+    )
+    index_chunks([chunk], settings, embedder, index_dir=settings.index_dir, progress=False)
+    index = open_index(settings.index_dir)
+
+    def build(brain=None, current=None, **fields) -> AgentContext:
+        current = current or settings
+        return AgentContext(
+            settings=current,
+            retrievers=build_retrievers(index, current, embedder),
+            brain=brain or offline_brain(embedder=embedder),
+            **fields,
+        )
+
+    yield build
+    index.close()

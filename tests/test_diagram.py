@@ -22,3 +22,5 @@ def test_the_diagram_shows_the_retry_loop_and_every_retrieval_route():
     assert "evaluate -.-> rewrite_query;" in block and "evaluate -.-> compress;" in block
     for node in ("retrieve_vector", "retrieve_keyword", "retrieve_hybrid", "search_sub_query"):
         assert f"rewrite_query -.-> {node};" in block
+    for node in ("retrieve_sql", "call_api"):  # the routes beyond passages (issue 26)
+        assert f"analyze_query -.-> {node};" in block and f"{node} -.-> verify;" in block

@@ -13,7 +13,11 @@ from retrievers.entity_graph import ENTITIES_KEY, EntityGraph, GraphParams
 EN_CORPUS = [
     ("en-phone", "Zorblat X", "The Zorblat X phone is manufactured by Quimsy Corporation."),
     ("en-bridge", "Quimsy Corporation", "Quimsy Corporation was established by Ada Lindqvist in 1999."),
-    ("en-d1", "Zorblat reviews", "Reviewers of the new Zorblat phone praised its camera; its maker started a trend."),
+    (
+        "en-d1",
+        "Zorblat reviews",
+        "Reviewers of the new Zorblat phone praised its camera; its maker started a trend.",
+    ),
     ("en-d2", "Phone makers", "Many phone makers started shipping folding models in the spring."),
     ("en-d3", "Tampere", "Tampere is a city in Finland with a long history of paper mills."),
     ("en-d4", "Camera phones", "The first camera phone was sold in 2000 and its maker started a trend."),

@@ -53,4 +53,6 @@ def test_search_mode_hyde_uses_the_first_pass_sentence_or_the_given_hypothesis(i
     given = search_json(
         capsys, "bridge", "--mode", "hyde", "--hypothesis", "Quillon Street was paved in 1928.", "--k", "1"
     )
-    assert given["hypothesis"] == "Quillon Street was paved in 1928." and given["results"][0]["id"] == "noise-5"
+    assert (
+        given["hypothesis"] == "Quillon Street was paved in 1928." and given["results"][0]["id"] == "noise-5"
+    )

@@ -36,6 +36,8 @@ _FUNCTIONS: dict[str, Callable[..., float]] = {
     "log": math.log,
     "log10": math.log10,
     "exp": math.exp,
+    "sum": lambda *values: math.fsum(values),
+    "mean": lambda *values: math.fsum(values) / len(values),
 }
 # Symbols people (and Chinese text) write for the same operators.
 _SYMBOLS = str.maketrans(

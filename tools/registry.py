@@ -91,7 +91,7 @@ TOOLS: dict[str, ToolSpec] = {
     for spec in (
         ToolSpec(
             name="calculator",
-            description="Evaluate an arithmetic expression (+ - * / ** %, sqrt, round, min, max).",
+            description="Evaluate an arithmetic expression (+ - * / ** %, sqrt, round, min, max, sum, mean).",
             args=CalculatorArgs,
             func=_calculator,
         ),

@@ -47,8 +47,11 @@ def recomputes(computation: str) -> bool:
             return between(span["right"], span["left"]) == int(count["n"])
         source, target = _QUANTITY.match(left), _QUANTITY.match(result)
         if source and target:
-            value = convert(float(source["value"].replace(",", "")), source["unit"], target["unit"])
-            return _close(value, float(target["value"].replace(",", "")))
+            try:
+                value = convert(float(source["value"].replace(",", "")), source["unit"], target["unit"])
+                return _close(value, float(target["value"].replace(",", "")))
+            except ToolError:  # not a conversion ("50 / 200 = 25%"): arithmetic
+                pass
         return _close(float(calculate(left)), float(calculate(result)))
     except (ToolError, ValueError):
         return False

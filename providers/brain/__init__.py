@@ -19,6 +19,7 @@ from providers.brain.fallback import WithFallback
 from providers.brain.judge import LLMJudge, OfflineJudge
 from providers.brain.rewrite import LLMRewriter, OfflineRewriter
 from providers.brain.roles import Brain
+from providers.brain.sql import LLMApiChooser, LLMSqlWriter, no_api_calls, no_sql
 from providers.brain.verify import LLMVerifier, OfflineVerifier
 from providers.brain.write import AnswerCheck, LLMWriter, OfflineWriter
 from providers.offline_brain.meaning import Meaning, TextEmbedder
@@ -133,6 +134,8 @@ def llm_brain(
         calls=log,
         context_budget=context_budget,
         **chosen,
+        write_sql=WithFallback("sql", LLMSqlWriter(chat), no_sql, log),
+        choose_api=WithFallback("api", LLMApiChooser(chat), no_api_calls, log),
     )
 
 

@@ -7,11 +7,12 @@ judge). Every role receives plain data and returns ``core.schemas`` models.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from core.chunks import ScoredChunk
-from core.schemas import DraftAnswer, Passage, QueryAnalysis, RetrievalEvaluation, SentenceSupport
+from core.schemas import DraftAnswer, Passage, QueryAnalysis, RetrievalEvaluation, SentenceSupport, SqlQuery
 from providers.brain.calls import CallLog
 
 
@@ -74,3 +75,7 @@ class Brain:
     calls: CallLog = field(default_factory=CallLog)
     # Passage tokens the writer reads (None: the context_token_budget setting); a small model's is smaller.
     context_budget: int | None = None
+    # The routes beyond passages (issue 26): a model's SQL for (question, schema, dialect) and its calls
+    # of configured HTTP APIs; None (offline) leaves both to the rules in nodes/retrieve_sql.py, nodes/call_api.py.
+    write_sql: Callable[[str, str, str], SqlQuery | None] | None = None
+    choose_api: Callable[[str, list[Any]], list[dict[str, Any]]] | None = None

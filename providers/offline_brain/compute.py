@@ -16,12 +16,15 @@ from pydantic import BaseModel, Field
 
 from core.schemas import DraftAnswer, Passage
 from core.text import detect_language, split_sentences
-from providers.offline_brain.analysis import key_terms
+from providers.offline_brain.compute_values import match_terms, plan_values, stated_range, value_intent
 from tools import ToolError, ToolResult, run_tool
 from tools.dates import find_dates
 from tools.units import known_units
 
-Intent = Literal["years", "days", "convert", "arithmetic"]
+# span: years of a range one sentence states (a Chinese duration question, compute_values.py)
+Intent = Literal[
+    "years", "days", "span", "convert", "arithmetic", "difference", "sum", "ratio", "percent", "average"
+]
 
 _YEARS = re.compile(
     r"how many years|how old|years? (?:after|before|apart|between|earlier|later|passed|elapsed)"
@@ -79,6 +82,9 @@ def computation_intent(question: str) -> Intent | None:
         return "years"
     if _DAYS.search(question):
         return "days"
+    over_values = value_intent(question)  # a difference, sum, ratio, ... of stated values (compute_values.py)
+    if over_values:
+        return over_values
     if _TARGET_UNIT.search(question):
         return "convert"
     expression = _EXPRESSION.search(question)
@@ -101,7 +107,7 @@ def _sentences(passages: list[Passage]) -> list[tuple[int, str]]:
 def _best_pair(question: str, candidates: list[_Candidate]) -> tuple[_Candidate, _Candidate] | None:
     """Two operands from different sentences that together cover the most question terms; for an age,
     the event the question names and the birth date of someone it names."""
-    wanted = set(key_terms(question))
+    wanted = set(match_terms(question))
     if _AGE.search(question):
         births = [c for c in candidates if _BIRTH.search(c.sentence) and c.terms & wanted]
         events = [c for c in candidates if not _BIRTH.search(c.sentence) and c.terms & wanted]
@@ -131,28 +137,36 @@ def _date_candidates(passages: list[Passage], precision_needed: bool) -> list[_C
             if precision_needed and date.precision != "day":
                 continue
             found.append(
-                _Candidate(
-                    passage=number, sentence=sentence, value=date.text, terms=frozenset(key_terms(sentence))
-                )
+                _Candidate(passage=number, sentence=sentence, value=date.text, terms=match_terms(sentence))
             )
     return found
 
 
 def _states_count(question: str, passages: list[Passage]) -> bool:
     """A best-matching sentence already says how many years or days ("12岁", "65 years"): quote it."""
-    wanted = set(key_terms(question))
-    scored = [(len(set(key_terms(sentence)) & wanted), sentence) for _, sentence in _sentences(passages)]
+    wanted = set(match_terms(question))
+    scored = [(len(match_terms(sentence) & wanted), sentence) for _, sentence in _sentences(passages)]
     top = max((overlap for overlap, _ in scored), default=0)
     return top > 0 and any(_COUNT.search(sentence) for overlap, sentence in scored if overlap == top)
 
 
-def _date_span(question: str, passages: list[Passage], unit: Literal["years", "days"]) -> Computation | None:
+def _date_span(
+    question: str, passages: list[Passage], unit: Literal["years", "days"], *, range_only: bool = False
+) -> Computation | None:
     if _states_count(question, passages):
         return None
     asked = find_dates(question)
     if len(asked) >= 2:  # both dates are in the question: nothing to look up
         start, end = asked[0].text, asked[1].text
         operands: list[Operand] = []
+    elif not _AGE.search(question) and (span := stated_range(question, passages, unit == "days")):
+        first_date, second_date, number, sentence = span  # both ends in one sentence: "from 2019 to 2022"
+        start, end = first_date.text, second_date.text
+        operands = [
+            Operand(text=d.text, sentence=sentence, passage=number) for d in (first_date, second_date)
+        ]
+    elif range_only:
+        return None
     else:
         pair = _best_pair(question, _date_candidates(passages, precision_needed=unit == "days"))
         if pair is None:
@@ -173,10 +187,10 @@ def _conversion(question: str, passages: list[Passage]) -> Computation | None:
     target = _TARGET_UNIT.search(question)
     if target is None:
         return None
-    wanted = set(key_terms(question))
+    wanted = set(match_terms(question))
     found: list[tuple[int, Operand, ToolResult]] = []
     for number, sentence in _sentences(passages):
-        overlap = len(set(key_terms(sentence)) & wanted)
+        overlap = len(match_terms(sentence) & wanted)
         for match in _QUANTITY.finditer(sentence) if overlap else ():
             value = float(match.group("value").replace(",", ""))
             try:
@@ -211,12 +225,24 @@ def _arithmetic(question: str) -> Computation | None:
 def plan_computation(question: str, passages: list[Passage]) -> Computation | None:
     """The tool call the question needs with operands from the passages, or None when none applies."""
     intent = computation_intent(question)
+    if intent == "span":
+        return _date_span(question, passages, "years", range_only=True)
     if intent in ("years", "days"):
         return _date_span(question, passages, intent)
     if intent == "convert":
         return _conversion(question, passages)
     if intent == "arithmetic":
         return _arithmetic(question)
+    if intent is not None:
+        planned = plan_values(question, passages, intent)
+        if planned is not None:
+            result, used = planned
+            operands = [Operand(text=value, sentence=sentence, passage=n) for n, sentence, value in used]
+            return Computation(
+                intent=intent,
+                result=result,
+                operands=list({o.text + o.sentence: o for o in operands}.values()),
+            )
     return None
 
 
@@ -232,7 +258,7 @@ def computed_answer(question: str, computation: Computation) -> DraftAnswer:
         sentence = operand.sentence.rstrip("。.!！?？")
         quoted.append(f"{sentence}{_marker([operand.passage])}{'。' if zh else '.'}")
     shown = computation.result.shown
-    if zh and computation.intent in ("years", "days"):
+    if zh and computation.intent in ("years", "days", "span"):
         shown = shown.replace(" years", " 年").replace(" days", " 天")
     cite = _marker(computation.cited)
     if zh:
