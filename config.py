@@ -178,6 +178,14 @@ class Settings(BaseSettings):
     )
     serve_workers: int = Field(default=4, ge=1, description="questions answered at the same time")
     serve_max_request_kb: int = Field(default=256, ge=1, description="larger request bodies get 413")
+    # --- several users on one server (docs/deploy.md "Users, collections and permissions") ---------
+    users_db: Path | None = Field(
+        default=None, description="users, keys and thread owners (default: users.sqlite beside checkpoint_db)"
+    )
+    serve_docs: bool = Field(default=False, description="serve /docs and /openapi.json (behind the keys)")
+    serve_absolute_sources: bool = Field(
+        default=False, description="citations name absolute server paths instead of collection-relative ones"
+    )
 
     @field_validator("e5_runtime", mode="before")
     @classmethod

@@ -42,6 +42,7 @@ COMMANDS = [
     "session",
     "serve",
     "config_cmd",
+    "users",
 ]
 
 

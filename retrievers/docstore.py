@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
+from core.access import ACCESS_KEY
 from core.chunks import Chunk, Filters
 
 _SCHEMA = """
@@ -218,7 +219,20 @@ def _filter_sql(filters: Filters) -> tuple[list[str], list[object]]:
             clauses.append("CAST(json_extract(metadata, ?) AS TEXT) = ?")
             params.append(f'$."{key}"')
         params.append(_as_text(value))
+    if filters.access is not None:
+        clauses.append(access_sql(filters.access))
+        params.extend(filters.access)
     return clauses, params
+
+
+def access_sql(groups: list[str]) -> str:
+    """Chunks without access groups, or sharing one of ``groups`` (one ``?`` per group)."""
+    public = f"COALESCE(json_array_length(metadata, '$.{ACCESS_KEY}'), 0) = 0"
+    if not groups:
+        return f"({public})"
+    marks = ",".join("?" * len(groups))
+    shared = f"EXISTS (SELECT 1 FROM json_each(metadata, '$.{ACCESS_KEY}') WHERE value IN ({marks}))"
+    return f"({public} OR {shared})"
 
 
 def _as_text(value: object) -> str:

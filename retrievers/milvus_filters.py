@@ -16,6 +16,7 @@ import math
 import re
 from collections.abc import Callable, Iterable
 
+from core.access import ACCESS_KEY
 from core.chunks import Filters
 
 # Chunk columns stored as scalar fields (compared directly); everything else lives in ``meta_text``.
@@ -95,6 +96,18 @@ def source_pattern(source: str) -> str:
     return source if any(c in source for c in "*?[") else f"*{source}*"
 
 
+def access_expression(groups: list[str]) -> str:
+    """Chunks whose metadata has no access groups, or shares one of ``groups`` (core/access.py).
+
+    Ingestion stores groups only when there are some, so "no groups" is a missing key.
+    """
+    public = f'not exists metadata["{ACCESS_KEY}"]'
+    if not groups:
+        return public
+    listed = ", ".join(literal(g) for g in groups)
+    return f'{public} or json_contains_any(metadata["{ACCESS_KEY}"], [{listed}])'
+
+
 def to_expression(filters: Filters | None, sources: Callable[[], Iterable[str]]) -> str:
     """The Milvus expression for ``filters`` ("" when there is nothing to filter).
 
@@ -126,4 +139,6 @@ def to_expression(filters: Filters | None, sources: Callable[[], Iterable[str]])
             clauses.append(f"{key} == {int(text)}")
         else:
             clauses.append(f"meta_text[{literal(str(key))}] == {literal(text)}")
+    if filters.access is not None:
+        clauses.append(access_expression(filters.access))
     return " and ".join(f"({c})" for c in clauses)
