@@ -182,6 +182,9 @@ class Settings(BaseSettings):
     users_db: Path | None = Field(
         default=None, description="users, keys and thread owners (default: users.sqlite beside checkpoint_db)"
     )
+    serve_max_upload_mb: int = Field(
+        default=50, ge=1, description="largest document upload (POST .../documents)"
+    )
     serve_docs: bool = Field(default=False, description="serve /docs and /openapi.json (behind the keys)")
     serve_absolute_sources: bool = Field(
         default=False, description="citations name absolute server paths instead of collection-relative ones"

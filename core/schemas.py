@@ -110,4 +110,6 @@ class DraftAnswer(BaseModel):
     answer: str
     insufficient: bool = False
     missing: list[str] = Field(default_factory=list)
-    tool_calls: list[dict] = Field(default_factory=list, description="tools.ToolResult dumps the answer shows")
+    tool_calls: list[dict] = Field(
+        default_factory=list, description="tools.ToolResult dumps the answer shows"
+    )

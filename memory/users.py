@@ -38,6 +38,12 @@ CREATE TABLE IF NOT EXISTS users (
     key_hash TEXT NOT NULL,
     created_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS collections (
+    name TEXT PRIMARY KEY,
+    readers TEXT NOT NULL,
+    writers TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS thread_owners (
     thread_id TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
@@ -63,6 +69,14 @@ class NewUser(BaseModel):
 
     name: str
     key: str
+
+
+class CollectionRow(BaseModel):
+    """A named collection: groups that may read it (empty: every user) and add documents (empty: admins)."""
+
+    name: str
+    readers: list[str] = Field(default_factory=list)
+    writers: list[str] = Field(default_factory=list)
 
 
 def user_name(value: str) -> str:
@@ -134,6 +148,24 @@ class UserStore:
         if row is None or not hmac.compare_digest(_digest(row[4], secret), row[5]):
             return None
         return User(name=row[0], admin=bool(row[1]), groups=json.loads(row[2]), created_at=row[3])
+
+    # --- collections ------------------------------------------------------------------------------
+    def collections(self) -> list[CollectionRow]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT name, readers, writers FROM collections ORDER BY name"
+            ).fetchall()
+        return [CollectionRow(name=r[0], readers=json.loads(r[1]), writers=json.loads(r[2])) for r in rows]
+
+    def put_collection(self, row: CollectionRow) -> None:
+        user_name(row.name)  # the same alphabet: names go into URLs, model ids and folder names
+        values = (row.name, json.dumps(access_groups(row.readers)), json.dumps(access_groups(row.writers)))
+        with self._lock, self._conn:
+            self._conn.execute(
+                "INSERT INTO collections VALUES (?,?,?,?) ON CONFLICT(name) DO UPDATE SET "
+                "readers = excluded.readers, writers = excluded.writers",
+                (*values, time.time()),
+            )
 
     # --- thread owners ----------------------------------------------------------------------------
     def claim(self, thread_id: str, owner: str, collection: str) -> bool:

@@ -217,6 +217,19 @@ def _read_pointer(folder: Path) -> dict:
     return data
 
 
+def generation_on_disk(folder: Path) -> str | None:
+    """``name@created_at`` of the folder's current generation (how ``nodes.context.generation_key`` names
+    an opened one), read from the pointer and manifest only; None when there is no readable index.
+
+    A server compares it between requests to notice an ingest by another process (or the CLI)."""
+    try:
+        current = str(_read_pointer(folder).get("current", ""))
+        manifest = json.loads((folder / current / "manifest.json").read_text(encoding="utf-8"))
+    except (IndexError_, OSError, ValueError):
+        return None
+    return f"{current}@{manifest.get('created_at')}"
+
+
 def index_exists(folder: Path) -> bool:
     return (folder / POINTER).exists()
 
