@@ -143,10 +143,10 @@ def test_changing_a_runs_groups_reindexes_unchanged_files(tmp_path, settings, em
 RETRIEVERS = ("vector", "keyword", "hybrid", "multi_hop", "hyde")
 
 
-def _search(retrievers, name: str, query: str, filters: Filters, secret: str):
+def _search(retrievers, name: str, query: str, filters: Filters, secret: str, k: int = 10):
     if name == "hyde":  # the worst case: a hypothetical answer that holds the secret itself
-        return retrievers.hyde.search(query, 10, filters, hypothetical_answer=f"The passphrase is {secret}.")
-    return retrievers.by_name(name).search(query, 10, filters)
+        return retrievers.hyde.search(query, k, filters, hypothetical_answer=f"The passphrase is {secret}.")
+    return retrievers.by_name(name).search(query, k, filters)
 
 
 @pytest.mark.parametrize("name", RETRIEVERS)
@@ -164,11 +164,16 @@ def test_no_retriever_returns_a_chunk_the_user_may_not_read(retrievers, name, us
 
 @pytest.mark.parametrize("user", list(USERS))
 def test_the_filter_acts_before_ranking_so_k_permitted_hits_come_back(retrievers, user):
-    """Post-filtering the top k would leave fewer than k; a mask before ranking returns every permitted
-    chunk there is."""
+    """Dropping hits after ranking would leave fewer than k (none, for a query aimed at a document the
+    user may not read); the mask before ranking returns the best k permitted chunks."""
+    filters = Filters().for_caller(USERS[user])
     permitted = sum(readable(c.metadata, USERS[user]) for c in retrievers.index.iter_chunks())
-    for name in ("vector", "hybrid"):
-        hits = retrievers.by_name(name).search("passphrase 口令", 50, Filters().for_caller(USERS[user]))
+    for group, (en, zh) in SECRETS.items():
+        for name in ("vector", "hybrid", "hyde"):
+            for query, secret in ((f"{QUESTIONS[group][0]} {en}", en), (f"{QUESTIONS[group][1]} {zh}", zh)):
+                hits = _search(retrievers, name, query, filters, secret, k=1)
+                assert len(hits) == 1 and readable(hits[0].chunk.metadata, USERS[user]), (name, query)
+        hits = retrievers.hybrid.search("passphrase 口令", 50, filters)
         assert len(hits) == permitted
 
 
