@@ -192,3 +192,34 @@ def test_the_agent_over_either_store_answers_only_from_readable_documents(store_
                         assert any(s in result.answer for s in SECRETS[group]), (user, question, mode)
     finally:
         context.retrievers.index.close()
+
+
+@pytest.mark.parametrize("store", ["local", "milvus"])
+def test_group_names_are_matched_whole_never_as_patterns(store, settings, embedder, tmp_path):
+    """``_`` and ``%`` are wildcards of Milvus ``like``; groups are hex-encoded there, so "g_1" never
+    matches "gx1", and "eng" never matches "engineering"."""
+    from core.chunks import Chunk
+    from ingestion.indexing import index_chunks
+    from retrievers.milvus_filters import access_expression
+    from retrievers.store import open_store
+
+    assert "g_1" not in access_expression(["g_1"]) and "%|675f31|%" in access_expression(["g_1"])
+    current = with_store(settings, store, tmp_path)
+    chunks = [
+        Chunk(id=f"c{i}", text=f"shared topic text number {i}", source=f"{i}.md", metadata={"access": groups})
+        for i, groups in enumerate([["gx1"], ["engineering"], ["g_1"], ["eng", "hr"]])
+    ]
+    index_chunks(chunks, current, embedder, index_dir=current.index_dir, progress=False)
+    opened = open_store(current)
+    try:
+        query = embedder.embed_query("shared topic text")
+        for caller, expected in (
+            (["g_1"], ["c2"]),
+            (["eng"], ["c3"]),
+            (["g%"], []),
+            (["hr", "gx1"], ["c0", "c3"]),
+        ):
+            hits = opened.resolve(*opened.vector_search(query, 10, Filters().for_caller(caller)))
+            assert sorted(c.id for c, _ in hits) == expected, caller
+    finally:
+        opened.close()
