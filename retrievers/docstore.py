@@ -183,6 +183,10 @@ class DocStore:
             n_sources = self._conn.execute("SELECT COUNT(DISTINCT source) FROM chunks").fetchone()[0]
         return {"chunks": self.count(), "sources": n_sources, "languages": langs}
 
+    def group_positions(self, size: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        with self._lock:
+            return _group_positions(self._conn, size)
+
     def allowed_mask(self, filters: Filters | None, size: int) -> np.ndarray | None:
         """Boolean mask of positions passing the filters; None when there is nothing to filter."""
         if filters is None or filters.is_empty():
@@ -194,6 +198,18 @@ class DocStore:
         mask = np.zeros(size, dtype=bool)
         mask[positions[positions < size]] = True
         return mask
+
+
+def _group_positions(conn: sqlite3.Connection, size: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """(public mask, {group: mask}) from one pass over the chunks that name access groups."""
+    sql = f"SELECT pos, value FROM chunks, json_each(chunks.metadata, '$.{ACCESS_KEY}')"
+    restricted = np.zeros(size, dtype=bool)
+    by_group: dict[str, np.ndarray] = {}
+    for pos, group in conn.execute(sql):
+        if pos < size:
+            restricted[pos] = True
+            by_group.setdefault(str(group), np.zeros(size, dtype=bool))[pos] = True
+    return ~restricted, by_group
 
 
 def _filter_sql(filters: Filters) -> tuple[list[str], list[object]]:
@@ -227,7 +243,7 @@ def _filter_sql(filters: Filters) -> tuple[list[str], list[object]]:
 
 def access_sql(groups: list[str]) -> str:
     """Chunks without access groups, or sharing one of ``groups`` (one ``?`` per group)."""
-    public = f"COALESCE(json_array_length(metadata, '$.{ACCESS_KEY}'), 0) = 0"
+    public = f"NOT EXISTS (SELECT 1 FROM json_each(metadata, '$.{ACCESS_KEY}'))"  # a string is one group
     if not groups:
         return f"({public})"
     marks = ",".join("?" * len(groups))

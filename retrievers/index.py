@@ -111,6 +111,7 @@ class Index:
         self.vectors = vectors
         self.bm25 = bm25
         self._mask_cache: dict[str, np.ndarray | None] = {}
+        self._group_masks: tuple[np.ndarray, dict[str, np.ndarray]] | None = None
 
     @property
     def size(self) -> int:
@@ -127,8 +128,28 @@ class Index:
         if key not in self._mask_cache:
             if len(self._mask_cache) > 64:
                 self._mask_cache.clear()
-            self._mask_cache[key] = self.docstore.allowed_mask(filters, self.size)
+            rest = filters.model_copy(update={"access": None})
+            mask = None if rest.is_empty() else self.docstore.allowed_mask(rest, self.size)
+            if filters.access is not None:
+                readable = self.access_mask(filters.access)
+                mask = readable if mask is None else mask & readable
+            self._mask_cache[key] = mask
         return self._mask_cache[key]
+
+    def access_mask(self, groups: list[str]) -> np.ndarray:
+        """Positions a caller in ``groups`` may read: the public ones and those of any of their groups.
+
+        One pass over the docstore per generation gives every group's positions, so a new combination
+        of groups (another user) costs array ORs, not another scan."""
+        if self._group_masks is None:
+            public, by_group = self.docstore.group_positions(self.size)
+            self._group_masks = (public, by_group)
+        public, by_group = self._group_masks
+        mask = public.copy()
+        for group in groups:
+            if group in by_group:
+                mask |= by_group[group]
+        return mask
 
     # --- search: positions first, chunks only for what the caller keeps -------------------------
     def vector_search(

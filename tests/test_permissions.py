@@ -223,3 +223,26 @@ def test_group_names_are_matched_whole_never_as_patterns(store, settings, embedd
             assert sorted(c.id for c, _ in hits) == expected, caller
     finally:
         opened.close()
+
+
+def test_the_local_index_masks_agree_with_the_docstore_query(tmp_path, settings, embedder):
+    """The index ORs per-group masks from one pass; the docstore's SQL says the same for every caller,
+    including a record whose metadata names one group as a plain string."""
+    from core.chunks import Chunk
+    from ingestion.indexing import index_chunks
+    from retrievers.index import open_index
+
+    chunks = [
+        Chunk(id=f"c{i}", text=f"text {i}", source=f"{i}.md", metadata={"access": groups} if groups else {})
+        for i, groups in enumerate([None, ["hr"], ["hr", "eng"], "fin", [], ["eng"]])
+    ]
+    index_chunks(chunks, settings, embedder, index_dir=settings.index_dir, progress=False)
+    index = open_index(settings.index_dir)
+    try:
+        for caller in ([], ["hr"], ["eng"], ["fin"], ["hr", "fin"], ["nobody"]):
+            sql = index.docstore.allowed_mask(Filters(access=caller), index.size)
+            assert (index.mask(Filters(access=caller)) == sql).all(), caller
+            expected = [readable(c.metadata, caller) for c in chunks]
+            assert sql.tolist() == expected, caller
+    finally:
+        index.close()
