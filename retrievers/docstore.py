@@ -203,12 +203,18 @@ class DocStore:
 def _group_positions(conn: sqlite3.Connection, size: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """(public mask, {group: mask}) from one pass over the chunks that name access groups."""
     sql = f"SELECT pos, value FROM chunks, json_each(chunks.metadata, '$.{ACCESS_KEY}')"
+    rows = conn.execute(sql).fetchall()
+    positions = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    names, which = np.unique(np.asarray([str(r[1]) for r in rows], dtype=object), return_inverse=True)
+    keep = positions < size
+    positions, which = positions[keep], which[keep]
     restricted = np.zeros(size, dtype=bool)
+    restricted[positions] = True
     by_group: dict[str, np.ndarray] = {}
-    for pos, group in conn.execute(sql):
-        if pos < size:
-            restricted[pos] = True
-            by_group.setdefault(str(group), np.zeros(size, dtype=bool))[pos] = True
+    for number, name in enumerate(names):
+        mask = np.zeros(size, dtype=bool)
+        mask[positions[which == number]] = True
+        by_group[str(name)] = mask
     return ~restricted, by_group
 
 

@@ -49,6 +49,12 @@ def source_root(store: Any) -> str:
     return os.path.commonpath(parents) if parents else ""
 
 
+def warm(index: Any) -> None:
+    """Build the local index's per-group masks now, so no request waits for that pass."""
+    if hasattr(index, "access_mask"):
+        index.access_mask([])
+
+
 @dataclass(frozen=True)
 class Leased:
     """What one request runs on: the collection's name, context and source root at the request's start."""
@@ -131,6 +137,7 @@ class Collections:
         from nodes.context import generation_key
 
         index = context.retrievers.index
+        warm(index)
         return Live(row, folder, context, generation_key(index), source_root(index), self._stamp(folder))
 
     def _open(self, name: str, folder: Path, previous: Any | None) -> Any:
@@ -172,6 +179,7 @@ class Collections:
         if on_disk is None or on_disk == live.generation:
             return live
         fresh = self._open(name, live.index_dir, live.context)
+        warm(fresh.retrievers.index)
         log.info("collection %s: switched to generation %s", name, on_disk)
         live.retired.append(live.context)
         live.context, live.generation = fresh, on_disk
