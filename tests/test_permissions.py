@@ -246,3 +246,24 @@ def test_the_local_index_masks_agree_with_the_docstore_query(tmp_path, settings,
             assert sql.tolist() == expected, caller
     finally:
         index.close()
+
+
+def test_hnsw_filtered_search_is_exact_over_the_permitted_vectors_query_after_query():
+    """Below 50,000 permitted vectors HNSW scores them directly; their decoded copy is reused for the
+    same mask and never for another."""
+    import numpy as np
+
+    from retrievers.vector_index import HnswParams, VectorIndex
+
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((600, 32)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = VectorIndex.build(vectors, 32, HnswParams(threshold=1))
+    assert index.is_hnsw
+    masks = [np.arange(600) % 10 == g for g in (3, 7)]
+    for query in vectors[:5]:
+        for mask in (*masks, masks[0]):
+            positions, _ = index.search(query, 10, mask)
+            allowed = np.flatnonzero(mask)
+            exact = allowed[np.argsort(-(vectors[allowed] @ query))[:10]]
+            assert positions.tolist() == exact.tolist()
