@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     _options(actions.add_parser("list", help="every user with their groups (never their keys)"))
     revoke = _options(actions.add_parser("revoke", help="delete a user; their key stops working at once"))
-    revoke.add_argument("name")
+    revoke.add_argument("name", help="the user to revoke")
     p.set_defaults(handler=run)
 
 
