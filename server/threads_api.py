@@ -30,10 +30,12 @@ def thread_exists(saver: Any, thread_id: str) -> bool:
     )
 
 
-def may_see(users: UserStore, caller: Caller, collection: str, thread_id: str) -> bool:
-    if caller.admin:
-        return True
-    return users.owner(thread_id) == (caller.name, collection)
+def require_visible(users: UserStore, caller: Caller, collection: str, thread_id: str) -> str:
+    """The checked id of a thread the caller may read or delete (their own; any for an admin), else 404."""
+    checked_thread_id(thread_id)
+    if not caller.admin and users.owner(thread_id) != (caller.name, collection):
+        raise _not_found(thread_id)
+    return thread_id
 
 
 def claim_thread(users: UserStore, saver: Any, caller: Caller, collection: str, thread_id: str) -> str:
@@ -71,9 +73,7 @@ def threads_router(engine: Any, collections: Collections, users: UserStore, auth
     ) -> dict[str, Any]:
         from memory.threads import ThreadNotFoundError, show_thread
 
-        checked_thread_id(thread_id)
-        if not may_see(users, caller, collection, thread_id):
-            raise _not_found(thread_id)
+        require_visible(users, caller, collection, thread_id)
         try:
             detail = await engine.call(show_thread, engine.saver, thread_id)
         except ThreadNotFoundError:
@@ -86,9 +86,7 @@ def threads_router(engine: Any, collections: Collections, users: UserStore, auth
     ) -> dict[str, Any]:
         from memory.threads import delete_thread
 
-        checked_thread_id(thread_id)
-        if not may_see(users, caller, collection, thread_id):
-            raise _not_found(thread_id)
+        require_visible(users, caller, collection, thread_id)
         existed = await engine.call(delete_thread, engine.saver, thread_id)
         users.release(thread_id)
         if not existed:
