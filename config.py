@@ -263,6 +263,18 @@ class Settings(BaseSettings):
         """Flags > environment > .env > the settings file > defaults."""
         return init_settings, env_settings, dotenv_settings, _FileSource(settings_cls), file_secret_settings
 
+    # --- several users on one server (docs/deploy.md "Users, collections and permissions") ---------
+    users_db: Path | None = Field(
+        default=None, description="users, keys and thread owners (default: users.sqlite beside checkpoint_db)"
+    )
+    serve_max_upload_mb: int = Field(
+        default=50, ge=1, description="largest document upload (POST .../documents)"
+    )
+    serve_docs: bool = Field(default=False, description="serve /docs and /openapi.json (behind the keys)")
+    serve_absolute_sources: bool = Field(
+        default=False, description="citations name absolute server paths instead of collection-relative ones"
+    )
+
     @field_validator("e5_runtime", mode="before")
     @classmethod
     def _known_e5_runtime(cls, value: Any) -> Any:

@@ -44,6 +44,7 @@ COMMANDS = [
     "config_cmd",
     "mcp",
     "llm",
+    "users",
 ]
 
 

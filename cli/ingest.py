@@ -41,6 +41,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "files it matches are kept",
     )
     p.add_argument(
+        "--access",
+        action="append",
+        default=[],
+        metavar="GROUP[,GROUP]",
+        help="only these groups may read this run's files (where front matter 'access:' names none); "
+        "repeatable; without it files are readable by every user of the collection",
+    )
+    p.add_argument(
         "--chunk-size", type=int, dest="chunk_size", help="target chunk size in characters (default 800)"
     )
     p.add_argument(
@@ -131,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
         include=args.include,
         exclude=args.exclude,
         processor=processor,
+        access=args.access,
     )
     warm_rows: list[tuple[str, object]] = []
     if settings.rerank_prewarm:

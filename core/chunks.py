@@ -69,11 +69,20 @@ class Filters(BaseModel):
     modified_after: datetime | None = None
     modified_before: datetime | None = None
     equals: dict[str, Any] = Field(default_factory=dict)
+    access: list[str] | None = Field(
+        default=None,
+        description="the caller's access groups (core/access.py): a chunk passes when it has no groups or "
+        "shares one; None = unrestricted. Set by the server from the caller's identity, never by a query",
+    )
 
     def is_empty(self) -> bool:
-        return not (
+        return self.access is None and not (
             self.source or self.language or self.modified_after or self.modified_before or self.equals
         )
+
+    def for_caller(self, access: list[str] | None) -> Filters:
+        """These filters narrowed to what a caller with ``access`` groups may read (None: unrestricted)."""
+        return self if access is None else self.model_copy(update={"access": sorted(set(access))})
 
     @classmethod
     def from_pairs(cls, pairs: list[str]) -> Filters:

@@ -38,6 +38,9 @@ class LoadedDocument(BaseModel):
     mtime: float
     file_hash: str = Field(description="sha256 hex digest of the raw bytes")
     size: int = Field(description="size of the raw file in bytes")
+    access: list[str] = Field(
+        default_factory=list, description="groups that may read it (front matter); empty: the run's, or all"
+    )
 
     def full_text(self) -> str:
         """The document as one string: block texts joined by ``"\\n\\n"``. Piece spans index into it."""

@@ -19,6 +19,8 @@ import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from core.access import AccessGroupError
+from core.access import groups as access_groups
 from core.text import CJK, CJK_PUNCTUATION
 from ingestion.documents import Block, LoadedDocument, LoaderError
 from ingestion.pdf_tables import markdown_table, table_pages
@@ -94,6 +96,7 @@ def _load(path: Path, source: str, max_bytes: int) -> LoadedDocument:
         raise LoaderError(f"unsupported file type {suffix or '(no suffix)'!r} (supported: {supported})")
     data, mtime = _read_bytes(path, max_bytes)
     title, blocks = parser(data)
+    access = markdown_access(data) if parser is parse_markdown else []
     blocks = [block for block in blocks if block.text.strip()]
     if not blocks:
         raise LoaderError("no text content")
@@ -104,6 +107,7 @@ def _load(path: Path, source: str, max_bytes: int) -> LoadedDocument:
         mtime=mtime,
         file_hash=hashlib.sha256(data).hexdigest(),
         size=len(data),
+        access=access,
     )
 
 
@@ -320,6 +324,33 @@ def _front_matter(text: str) -> tuple[str | None, str]:
     title_match = _FRONT_TITLE_RE.search(match.group(1))
     title = title_match.group(1).strip().strip("\"'") if title_match else None
     return title or None, text[match.end() :]
+
+
+_FRONT_ACCESS_RE = re.compile(r"^access\s*:[ \t]*(.*?)\s*$", re.M)
+_FRONT_ITEM_RE = re.compile(r"^[ \t]+-[ \t]*(.+?)\s*$")
+
+
+def markdown_access(data: bytes) -> list[str]:
+    """Groups named by front matter ``access: [hr, eng]``, ``access: hr, eng`` or a YAML list below it.
+
+    A bad group name is a ``LoaderError`` (the file is skipped and reported), never a silently public file.
+    """
+    match = _FRONT_MATTER_RE.match(decode_text(data))
+    found = _FRONT_ACCESS_RE.search(match.group(1)) if match else None
+    if not found:
+        return []
+    inline = found.group(1).strip().strip("[]")
+    names = [inline] if inline else []
+    if not inline:
+        for line in match.group(1)[found.end() :].split("\n")[1:]:
+            item = _FRONT_ITEM_RE.match(line)
+            if not item:
+                break
+            names.append(item.group(1))
+    try:
+        return access_groups(part.strip().strip("\"'") for name in names for part in name.split(","))
+    except AccessGroupError as exc:
+        raise LoaderError(f"front matter: {exc}") from None
 
 
 def _is_table_start(lines: list[str], i: int) -> bool:

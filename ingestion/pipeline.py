@@ -25,6 +25,8 @@ from pydantic import BaseModel, Field
 from tqdm import tqdm
 
 from config import Settings
+from core.access import ACCESS_KEY
+from core.access import groups as access_groups
 from core.chunks import Chunk
 from core.text import detect_language
 from ingestion.documents import LoadedDocument, TextPiece
@@ -85,6 +87,21 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def with_access(digest: str, access: list[str]) -> str:
+    """The recorded file hash: its sha256, plus the run's groups so a change of access re-indexes it."""
+    if not access:
+        return digest
+    return f"{digest}+access:{hashlib.sha1(','.join(access).encode()).hexdigest()[:16]}"  # fits Milvus
+
+
+def grant(chunks: list[Chunk], access: list[str]) -> list[Chunk]:
+    """The run's groups on chunks whose document named none in its front matter."""
+    if access:
+        for chunk in chunks:
+            chunk.metadata.setdefault(ACCESS_KEY, list(access))
+    return chunks
+
+
 def pieces_to_chunks(
     doc: LoadedDocument, pieces: list[TextPiece], *, start: int = 0, extra: dict | None = None
 ) -> list[Chunk]:
@@ -104,7 +121,12 @@ def pieces_to_chunks(
                 language=detect_language(piece.text),
                 content_hash=content_hash,
                 mtime=doc.mtime,
-                metadata={"kind": piece.kind, "suffix": Path(doc.source).suffix.lower(), **(extra or {})},
+                metadata={
+                    "kind": piece.kind,
+                    "suffix": Path(doc.source).suffix.lower(),
+                    **({ACCESS_KEY: doc.access} if doc.access else {}),
+                    **(extra or {}),
+                },
             )
         )
     return chunks
@@ -231,9 +253,15 @@ def ingest_paths(
     processor: Processor | None = None,
     include: list[str] | None = None,
     exclude: list[str] | None = None,
+    access: list[str] | None = None,
 ) -> IngestReport:
     """Bring the index in line with ``paths``; ``include``/``exclude`` are globs on paths relative to the
-    folders given (or file names), e.g. ``*.md``, ``docs/**``, ``build``."""
+    folders given (or file names), e.g. ``*.md``, ``docs/**``, ``build``.
+
+    ``access``: the groups that may read this run's files (core/access.py) where a file's own front
+    matter names none. A file whose groups change is re-indexed even when its bytes did not.
+    """
+    access = access_groups(access)
     started = time.perf_counter()
     roots = [_resolved_root(Path(p)) for p in paths]
     max_bytes = int(settings.max_file_mb * 1024 * 1024)
@@ -290,7 +318,7 @@ def ingest_paths(
                     raise LoaderError(
                         f"file too large ({path.stat().st_size / 1e6:.1f} MB > {settings.max_file_mb} MB)"
                     )
-                digest = file_sha256(path)
+                digest = with_access(file_sha256(path), access)
             except (LoaderError, OSError) as exc:
                 failed(source, getattr(exc, "reason", None) or str(exc))
                 continue
@@ -311,7 +339,7 @@ def ingest_paths(
             if outcome.error is not None or outcome.record is None:
                 failed(outcome.source, outcome.error or "not processed")
             else:
-                new_chunks.extend(outcome.chunks)
+                new_chunks.extend(grant(outcome.chunks, access))
                 vector_rows.extend(range(row, row + count))
                 records[outcome.source] = outcome.record
                 (report.updated if outcome.source in old_files else report.added).append(outcome.source)

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
+from core.access import ACCESS_KEY
 from core.chunks import Chunk, Filters
 
 _SCHEMA = """
@@ -188,6 +189,10 @@ class DocStore:
             n_sources = self._conn.execute("SELECT COUNT(DISTINCT source) FROM chunks").fetchone()[0]
         return {"chunks": self.count(), "sources": n_sources, "languages": langs}
 
+    def group_positions(self, size: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        with self._lock:
+            return _group_positions(self._conn, size)
+
     def allowed_mask(self, filters: Filters | None, size: int) -> np.ndarray | None:
         """Boolean mask of positions passing the filters; None when there is nothing to filter."""
         if filters is None or filters.is_empty():
@@ -210,6 +215,24 @@ class DocStore:
         mask = np.ones(size, dtype=bool)
         mask[positions[positions < size]] = False
         return mask
+
+
+def _group_positions(conn: sqlite3.Connection, size: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """(public mask, {group: mask}) from one pass over the chunks that name access groups."""
+    sql = f"SELECT pos, value FROM chunks, json_each(chunks.metadata, '$.{ACCESS_KEY}')"
+    rows = conn.execute(sql).fetchall()
+    positions = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    names, which = np.unique(np.asarray([str(r[1]) for r in rows], dtype=object), return_inverse=True)
+    keep = positions < size
+    positions, which = positions[keep], which[keep]
+    restricted = np.zeros(size, dtype=bool)
+    restricted[positions] = True
+    by_group: dict[str, np.ndarray] = {}
+    for number, name in enumerate(names):
+        mask = np.zeros(size, dtype=bool)
+        mask[positions[which == number]] = True
+        by_group[str(name)] = mask
+    return ~restricted, by_group
 
 
 def _filter_sql(filters: Filters) -> tuple[list[str], list[object]]:
@@ -235,7 +258,20 @@ def _filter_sql(filters: Filters) -> tuple[list[str], list[object]]:
             clauses.append("CAST(json_extract(metadata, ?) AS TEXT) = ?")
             params.append(f'$."{key}"')
         params.append(_as_text(value))
+    if filters.access is not None:
+        clauses.append(access_sql(filters.access))
+        params.extend(filters.access)
     return clauses, params
+
+
+def access_sql(groups: list[str]) -> str:
+    """Chunks without access groups, or sharing one of ``groups`` (one ``?`` per group)."""
+    public = f"NOT EXISTS (SELECT 1 FROM json_each(metadata, '$.{ACCESS_KEY}'))"  # a string is one group
+    if not groups:
+        return f"({public})"
+    marks = ",".join("?" * len(groups))
+    shared = f"EXISTS (SELECT 1 FROM json_each(metadata, '$.{ACCESS_KEY}') WHERE value IN ({marks}))"
+    return f"({public} OR {shared})"
 
 
 def _as_text(value: object) -> str:

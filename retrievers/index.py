@@ -113,6 +113,7 @@ class Index:
         self.vectors = vectors
         self.bm25 = bm25
         self._mask_cache: dict[str, np.ndarray | None] = {}
+        self._group_masks: tuple[np.ndarray, dict[str, np.ndarray]] | None = None
 
     @property
     def size(self) -> int:
@@ -129,11 +130,11 @@ class Index:
         if key not in self._mask_cache:
             if len(self._mask_cache) > 64:
                 self._mask_cache.clear()
-            allowed = (
-                None
-                if filters is None or filters.is_empty()
-                else self.docstore.allowed_mask(filters, self.size)
-            )
+            rest = filters.model_copy(update={"access": None}) if filters is not None else None
+            allowed = None if rest is None or rest.is_empty() else self.docstore.allowed_mask(rest, self.size)
+            if filters is not None and filters.access is not None:
+                readable = self.access_mask(filters.access)
+                allowed = readable if allowed is None else allowed & readable
             passages = None if names_level(filters) else self._passages()
             if allowed is not None and passages is not None:
                 allowed = allowed & passages
@@ -145,6 +146,21 @@ class Index:
         if "passages" not in self._mask_cache:
             self._mask_cache["passages"] = self.docstore.passage_mask(self.size)
         return self._mask_cache["passages"]
+
+    def access_mask(self, groups: list[str]) -> np.ndarray:
+        """Positions a caller in ``groups`` may read: the public ones and those of any of their groups.
+
+        One pass over the docstore per generation gives every group's positions, so a new combination
+        of groups (another user) costs array ORs, not another scan."""
+        if self._group_masks is None:
+            public, by_group = self.docstore.group_positions(self.size)
+            self._group_masks = (public, by_group)
+        public, by_group = self._group_masks
+        mask = public.copy()
+        for group in groups:
+            if group in by_group:
+                mask |= by_group[group]
+        return mask
 
     # --- search: positions first, chunks only for what the caller keeps -------------------------
     def vector_search(
@@ -231,6 +247,19 @@ def _read_pointer(folder: Path) -> dict:
             f"agentic-rag reads format {FORMAT_VERSION}; {rebuild_hint(folder)}"
         )
     return data
+
+
+def generation_on_disk(folder: Path) -> str | None:
+    """``name@created_at`` of the folder's current generation (how ``nodes.context.generation_key`` names
+    an opened one), read from the pointer and manifest only; None when there is no readable index.
+
+    A server compares it between requests to notice an ingest by another process (or the CLI)."""
+    try:
+        current = str(_read_pointer(folder).get("current", ""))
+        manifest = json.loads((folder / current / "manifest.json").read_text(encoding="utf-8"))
+    except (IndexError_, OSError, ValueError):
+        return None
+    return f"{current}@{manifest.get('created_at')}"
 
 
 def index_exists(folder: Path) -> bool:

@@ -16,6 +16,7 @@ import math
 import re
 from collections.abc import Callable, Iterable
 
+from core.access import ACCESS_KEY
 from core.chunks import Filters
 
 # Chunk columns stored as scalar fields (compared directly); everything else lives in ``meta_text``.
@@ -23,7 +24,8 @@ STRING_COLUMNS = ("id", "source", "title", "language", "content_hash")
 INT_COLUMNS = ("chunk_index",)
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-NOTHING = "false"  # an expression no row satisfies (a glob that matches no source)
+NOTHING = "false"
+ACCESS_FIELD = "access_key"  # an expression no row satisfies (a glob that matches no source)
 
 
 class FilterValueError(ValueError):
@@ -95,7 +97,33 @@ def source_pattern(source: str) -> str:
     return source if any(c in source for c in "*?[") else f"*{source}*"
 
 
-def to_expression(filters: Filters | None, sources: Callable[[], Iterable[str]]) -> str:
+def access_key(groups: list[str]) -> str:
+    """A document's groups as the ``access_key`` string field: ``|hex|hex|`` ("" for everyone).
+
+    Hex-encoded so a group name can never hold ``like``'s wildcards (``_`` and ``%``, which Milvus Lite
+    cannot escape): matching ``%|<hex>|%`` is then an exact test for one whole group.
+    """
+    return "|" + "|".join(g.encode().hex() for g in groups) + "|" if groups else ""
+
+
+def access_expression(groups: list[str], *, field: bool = True) -> str:
+    """Chunks without access groups, or sharing one of ``groups`` (core/access.py).
+
+    ``field``: the collection has the ``access_key`` field; older collections are filtered on the JSON
+    metadata (ingestion stores groups only when there are some: "no groups" is a missing key), which
+    gives the same rows, slower.
+    """
+    if field:
+        shared = [f'{ACCESS_FIELD} like "%|{g.encode().hex()}|%"' for g in groups]
+        return " or ".join([f'{ACCESS_FIELD} == ""', *shared])
+    public = f'not exists metadata["{ACCESS_KEY}"]'
+    listed = ", ".join(literal(g) for g in groups)
+    return f'{public} or json_contains_any(metadata["{ACCESS_KEY}"], [{listed}])' if groups else public
+
+
+def to_expression(
+    filters: Filters | None, sources: Callable[[], Iterable[str]], *, access_field: bool = False
+) -> str:
     """The Milvus expression for ``filters`` ("" when there is nothing to filter).
 
     ``sources`` lists the store's distinct sources; it is called only when a source glob must be
@@ -126,4 +154,6 @@ def to_expression(filters: Filters | None, sources: Callable[[], Iterable[str]])
             clauses.append(f"{key} == {int(text)}")
         else:
             clauses.append(f"meta_text[{literal(str(key))}] == {literal(text)}")
+    if filters.access is not None:
+        clauses.append(access_expression(filters.access, field=access_field))
     return " and ".join(f"({c})" for c in clauses)

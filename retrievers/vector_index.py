@@ -11,6 +11,7 @@ index below the threshold stays float32, so small indexes score exactly.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import numpy as np
 # Below this many allowed positions a filtered search scores the allowed vectors directly: exact,
 # and faster than walking an HNSW graph that rejects most of its neighbours.
 _DIRECT_FILTER_LIMIT = 50_000
+_SUBSET_BYTES = 256 << 20  # decoded vectors of filtered subsets kept for HNSW indexes
 # Chosen at a million vectors (real embeddings of every shared set plus derived distractors): the
 # smallest efSearch with recall@10 >= 0.95 against exact search both at 512-d (bench/recall_hnsw.py,
 # 1,000 queries: 0.908 at 192, 0.950 at 384, 0.958 at 512) and on a 384-d index folder
@@ -40,6 +42,8 @@ class VectorIndex:
         self.index = index
         self.ef_search = ef_search
         self.is_hnsw = isinstance(index, faiss.IndexHNSW)
+        self._subsets: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._subset_lock = threading.Lock()
         if self.is_hnsw:
             faiss.downcast_index(index).hnsw.efSearch = ef_search
 
@@ -81,7 +85,7 @@ class VectorIndex:
         if positions.size == 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
         if positions.size <= _DIRECT_FILTER_LIMIT or not self.is_hnsw:
-            vectors = self.index.reconstruct_batch(positions.astype(np.int64))
+            vectors = self._subset(allowed, positions)
             scores = vectors @ q[0]
             top = np.argsort(-scores, kind="stable")[:k]
             return positions[top].astype(np.int64), scores[top].astype(np.float32)
@@ -89,6 +93,23 @@ class VectorIndex:
         search_params = faiss.SearchParametersHNSW(sel=selector, efSearch=max(self.ef_search, k))
         scores, ids = self.index.search(q, min(k, self.size), params=search_params)
         return _valid(ids[0], scores[0])
+
+    def _subset(self, allowed: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """The allowed vectors as float32. For HNSW they are kept for the masks in use (the index caches
+        its mask arrays, so one caller's group set is the same array every query), within a byte
+        budget: decoding the float16 storage per query would cost more than the search it replaces."""
+        if not self.is_hnsw:
+            return self.index.reconstruct_batch(positions.astype(np.int64))
+        with self._subset_lock:
+            hit = self._subsets.get(id(allowed))
+            if hit is not None and hit[0] is allowed:
+                return hit[1]
+        vectors = self.index.reconstruct_batch(positions.astype(np.int64))
+        with self._subset_lock:
+            self._subsets[id(allowed)] = (allowed, vectors)
+            while sum(v.nbytes for _, v in self._subsets.values()) > _SUBSET_BYTES and len(self._subsets) > 1:
+                self._subsets.pop(next(iter(self._subsets)))
+        return vectors
 
     def save(self, path: Path) -> None:
         faiss.write_index(self.index, str(path))

@@ -22,33 +22,29 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.chunks import Filters
 from graph.run import AskResult
-from memory.checkpointer import CheckpointerError
 from retrievers.filter_keys import UnknownFilterKeyError
-from retrievers.index import IndexEmptyError
+from retrievers.index import IndexEmptyError, require_chunks
 from server.access_log import AccessLog, noted
-from server.auth import bearer_ok
 from server.engine import Engine
+from server.errors import ApiError, error_response
 from server.evidence import evidence_for
+from server.hardening import exception_body, public_result
+from server.identity import UNAUTHORIZED, Caller, act_for, bearer_auth
 from server.openai_compat import ChunkWriter, chat_chunks, resolve_model, sse, usage
-from server.schemas import AskRequest, AskResponse, ChatMessage, ChatRequest, model_ids
+from server.schemas import (
+    AskRequest,
+    AskResponse,
+    ChatMessage,
+    ChatRequest,
+    collection_model_ids,
+)
 from server.web_api import add_web_api, mount_page
 
 log = logging.getLogger(__name__)
-
-
-class ApiError(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
-
-
-def error_body(code: str, message: str) -> dict[str, Any]:
-    kind = "server_error" if code == "internal_error" else "invalid_request_error"
-    return {"error": {"message": message, "type": kind, "code": code, "param": None}}
-
-
-def error_response(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse(error_body(code, message), status_code=status)
+EMPTY = (
+    "the index is empty: run ingest (python main.py ingest PATH...) or upload documents "
+    "(POST /v1/collections/{collection}/documents)"
+)
 
 
 # --- request size limit ----------------------------------------------------------------------------------
@@ -57,8 +53,8 @@ def error_response(status: int, code: str, message: str) -> JSONResponse:
 class BodyLimit:
     """Refuse request bodies over ``max_bytes`` with 413, whether announced (Content-Length) or streamed."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app, self.max_bytes = app, max_bytes
+    def __init__(self, app: ASGIApp, max_bytes: int, upload_bytes: int | None = None) -> None:
+        self.app, self.max_bytes, self.upload_bytes = app, max_bytes, upload_bytes or max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -66,12 +62,11 @@ class BodyLimit:
             return
         headers = dict(scope.get("headers") or [])
         declared = headers.get(b"content-length", b"0")
-        too_big = error_response(
-            413,
-            "request_too_large",
-            f"request body over {self.max_bytes} bytes (AGENTIC_RAG_SERVE_MAX_REQUEST_KB)",
-        )
-        if declared.isdigit() and int(declared) > self.max_bytes:
+        upload = str(scope.get("path", "")).endswith("/documents")  # document uploads have their own limit
+        limit = self.upload_bytes if upload else self.max_bytes
+        setting = "AGENTIC_RAG_SERVE_MAX_UPLOAD_MB" if upload else "AGENTIC_RAG_SERVE_MAX_REQUEST_KB"
+        too_big = error_response(413, "request_too_large", f"request body over {limit} bytes ({setting})")
+        if declared.isdigit() and int(declared) > limit:
             await too_big(scope, receive, send)
             return
         seen = 0
@@ -81,27 +76,11 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.max_bytes:  # FastAPI passes HTTPException from body reading through
-                    raise FastAPIHTTPException(413, f"request body over {self.max_bytes} bytes")
+                if seen > limit:  # FastAPI passes HTTPException from body reading through
+                    raise FastAPIHTTPException(413, f"request body over {limit} bytes")
             return message
 
         await self.app(scope, limited, send)
-
-
-# --- auth --------------------------------------------------------------------------------------------------
-
-
-UNAUTHORIZED = "missing or wrong bearer token (Authorization: Bearer ...)"
-
-
-def bearer_auth(token: str | None):  # type: ignore[no-untyped-def]
-    """A dependency checking ``Authorization: Bearer <token>`` in constant time; open when no token is set."""
-
-    async def check(request: Request) -> None:
-        if not bearer_ok(request.headers.get("authorization", ""), token):
-            raise ApiError(401, "invalid_api_key", UNAUTHORIZED)
-
-    return check
 
 
 # --- helpers -----------------------------------------------------------------------------------------------
@@ -127,22 +106,18 @@ def ask_response(result: AskResult) -> dict[str, Any]:
     return AskResponse(**{k: v for k, v in data.items() if k in fields}).model_dump()
 
 
-def _exception_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
-    if isinstance(exc, ApiError):
-        return exc.status, error_body(exc.code, exc.message)
-    if isinstance(exc, CheckpointerError):
-        return 503, error_body("checkpoint_store_unavailable", str(exc))
-    return 500, error_body("internal_error", f"the question failed: {type(exc).__name__}: {exc}")
+_exception_body = exception_body  # no paths or exception text in error bodies (server/hardening.py)
 
 
-def cited_text(result: AskResult) -> str:
+def cited_text(result: AskResult, citations: list[dict[str, Any]] | None = None) -> str:
     """The answer followed by its numbered sources, the way a chat UI shows it."""
-    if not result.citations:
+    cites = citations if citations is not None else [c.model_dump() for c in result.citations]
+    if not cites:
         return result.answer
     lines = [result.answer, "", "Sources:"]
-    for cite in result.citations:
-        heading = f" — {cite.heading}" if cite.heading else ""
-        lines.append(f"[{cite.number}] {cite.source}{heading}")
+    for cite in cites:
+        heading = f" — {cite['heading']}" if cite.get("heading") else ""
+        lines.append(f"[{cite['number']}] {cite['source']}{heading}")
     return "\n".join(lines)
 
 
@@ -164,10 +139,29 @@ def conversation(messages: list[ChatMessage]) -> tuple[str, list[AnyMessage]]:
 
 
 def create_app(engine: Engine) -> FastAPI:
+    from memory.users import UserStore, users_path
+    from server.collections import Collections
+    from server.documents import documents_router
+    from server.hardening import add_docs
+    from server.threads_api import claim_thread, threads_router
+
     settings = engine.settings
-    app = FastAPI(title="agentic-rag", version="0.1.0", docs_url="/docs", redoc_url=None)
+    app = FastAPI(title="agentic-rag", version="0.1.0", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.engine = engine
-    api = APIRouter(prefix="/v1", dependencies=[Depends(bearer_auth(settings.serve_token))])
+    users = app.state.users = UserStore(users_path(settings))
+    collections = app.state.collections = Collections(engine, users)
+    auth = bearer_auth(settings.serve_token, users)
+    api = APIRouter(prefix="/v1", dependencies=[Depends(auth)])
+    if settings.serve_docs:
+        add_docs(app, auth)
+
+    async def has_documents(collection: str, caller: Caller) -> None:
+        """A stream on an empty collection is refused with 503 before it starts."""
+        async with collections.lease(collection, caller) as leased:
+            require_chunks(leased.context.retrievers.index)
+
+    def public(result: AskResult, root: str) -> dict[str, Any]:
+        return public_result(ask_response(result), root, absolute=settings.serve_absolute_sources)
 
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
@@ -175,7 +169,7 @@ def create_app(engine: Engine) -> FastAPI:
 
     @app.exception_handler(IndexEmptyError)
     async def _empty(_: Request, exc: IndexEmptyError) -> JSONResponse:
-        return error_response(503, "index_empty", str(exc))
+        return error_response(503, "index_empty", EMPTY)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -202,113 +196,101 @@ def create_app(engine: Engine) -> FastAPI:
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/readyz")
+    @app.get("/readyz", dependencies=[Depends(auth)])
     async def readyz() -> JSONResponse:
-        chunks = await engine.call(engine.chunk_count)
+        async with collections.lease("default", Caller("(ready)", admin=True)) as leased:
+            chunks = await engine.call(leased.context.retrievers.index.count)
         if chunks == 0:
-            return error_response(503, "index_empty", engine.empty_index_message())
+            return error_response(503, "index_empty", EMPTY)
         return JSONResponse({"status": "ready", "chunks": chunks, "mode": settings.mode})
 
     # -- ask --
 
     @api.post("/ask")
-    async def ask(body: AskRequest, request: Request) -> Any:
+    async def ask(body: AskRequest, request: Request, caller: Caller = Depends(auth)) -> Any:
         noted(request, body.thread_id, body.question)
-        filters = _filters(body.filters)
+        asked = _filters(body.filters)
         try:
-            engine.check_filters(filters)
+            engine.check_filters(asked)
         except UnknownFilterKeyError as exc:
             raise ApiError(400, "invalid_filters", str(exc)) from None
+        filters = (asked or Filters()).for_caller(caller.access)
+        collections.row(body.collection, caller)
+        if body.thread_id:
+            claim_thread(users, engine.saver, caller, body.collection, body.thread_id)
+        kwargs = {"mode": body.mode, "thread_id": body.thread_id, "filters": filters}
         if body.stream:
-            engine.require_documents()
-            events = engine.stream(body.question, mode=body.mode, thread_id=body.thread_id, filters=filters)
-            return StreamingResponse(_ask_events(events), media_type="text/event-stream")
-        result = await engine.ask(body.question, mode=body.mode, thread_id=body.thread_id, filters=filters)
-        return ask_response(_checked(result))
+            await has_documents(body.collection, caller)
+            return StreamingResponse(_ask_events(body, caller, kwargs), media_type="text/event-stream")
+        async with collections.lease(body.collection, caller) as leased:
+            result = await engine.ask(body.question, context=leased.context, **kwargs)
+            return public(_checked(result), leased.root)
 
-    async def _ask_events(events: AsyncIterator[Any]) -> AsyncIterator[bytes]:
+    async def _ask_events(body: AskRequest, caller: Caller, kwargs: dict[str, Any]) -> AsyncIterator[bytes]:
         try:
-            async for event in events:
-                if event.kind == "step":
-                    yield sse("step", event.data)
-                elif event.kind == "token":
-                    yield sse("token", {"text": event.data})
-                elif event.kind == "result":
-                    yield sse("answer", ask_response(_checked(event.data)))
-                else:
-                    yield sse("error", _exception_body(event.data)[1])
-        except ApiError as exc:
-            yield sse("error", error_body(exc.code, exc.message))
-
-    # -- threads --
-
-    @api.get("/threads")
-    async def threads() -> list[dict[str, Any]]:
-        from memory.threads import list_threads
-
-        infos = await engine.call(list_threads, engine.saver)
-        return [info.model_dump(mode="json") for info in infos]
-
-    @api.get("/threads/{thread_id}")
-    async def thread(thread_id: str, request: Request) -> dict[str, Any]:
-        noted(request, thread_id)
-        from memory.threads import ThreadNotFoundError, show_thread
-
-        try:
-            detail = await engine.call(show_thread, engine.saver, thread_id)
-        except ThreadNotFoundError as exc:
-            raise ApiError(404, "thread_not_found", str(exc)) from None
-        return detail.model_dump(mode="json")
-
-    @api.delete("/threads/{thread_id}")
-    async def delete(thread_id: str, request: Request) -> dict[str, Any]:
-        noted(request, thread_id)
-        from memory.threads import delete_thread
-
-        if not await engine.call(delete_thread, engine.saver, thread_id):
-            raise ApiError(404, "thread_not_found", f"no conversation thread {thread_id!r}")
-        return {"deleted": thread_id}
+            async with collections.lease(body.collection, caller) as leased:
+                async for event in engine.stream(body.question, context=leased.context, **kwargs):
+                    if event.kind == "step":
+                        yield sse(
+                            "step", public_result({"trace": event.data}, leased.root, absolute=False)["trace"]
+                        )
+                    elif event.kind == "token":
+                        yield sse("token", {"text": event.data})
+                    elif event.kind == "result":
+                        yield sse("answer", public(_checked(event.data), leased.root))
+                    else:
+                        yield sse("error", _exception_body(event.data)[1])
+        except Exception as exc:  # an empty index, a bad question: told in the stream, never with a path
+            yield sse("error", _exception_body(exc)[1])
 
     # -- OpenAI-compatible --
 
     @api.get("/models")
-    async def models() -> dict[str, Any]:
+    async def models(caller: Caller = Depends(auth)) -> dict[str, Any]:
+        from server.collections import can_read
+
         created = int(time.time())
+        ids = [
+            m for row in collections.rows() if can_read(row, caller) for m in collection_model_ids(row.name)
+        ]
         return {
             "object": "list",
             "data": [
-                {"id": m, "object": "model", "created": created, "owned_by": "agentic-rag"}
-                for m in model_ids()
+                {"id": m, "object": "model", "created": created, "owned_by": "agentic-rag"} for m in ids
             ],
         }
 
     @api.post("/chat/completions")
-    async def chat(body: ChatRequest, request: Request) -> Any:
+    async def chat(body: ChatRequest, request: Request, caller: Caller = Depends(auth)) -> Any:
         try:
             choice = resolve_model(body.model, strict=settings.serve_strict_models)
         except LookupError as exc:
             raise ApiError(404, "model_not_found", str(exc)) from None
         if choice.warning:
             log.warning(choice.warning)
+        if caller.admin:  # a trusted front-end names the person it serves
+            caller = act_for(caller, body.user, users)
+        collection = choice.collection
+        collections.row(collection, caller)
+        filters = Filters().for_caller(caller.access)
         question, turns = conversation(body.messages)
         noted(request, None, question)
-        engine.require_documents()
         completion_id = f"chatcmpl-{uuid.uuid4().hex}"
         created = int(time.time())
+        kwargs = {"mode": choice.mode, "messages": turns, "filters": filters}
         if body.stream:
-            events = engine.stream(question, mode=choice.mode, messages=turns)
+            await has_documents(collection, caller)
             writer = ChunkWriter(completion_id, created, body.model, body.messages)
-            chunks = chat_chunks(
-                events,
-                writer,
-                sources_of=_sources,
-                error_of=lambda exc: _exception_body(exc)[1],
-                warning=choice.warning,
-                include_usage=body.include_usage(),
+            return StreamingResponse(
+                _chat_chunks(
+                    question, collection, caller, kwargs, writer, choice.warning, body.include_usage()
+                ),
+                media_type="text/event-stream",
             )
-            return StreamingResponse(chunks, media_type="text/event-stream")
-        result = _checked(await engine.ask(question, mode=choice.mode, messages=turns))
-        content = cited_text(result)
+        async with collections.lease(collection, caller) as leased:
+            result = _checked(await engine.ask(question, context=leased.context, **kwargs))
+            citations = public(result, leased.root)["citations"]
+        content = cited_text(result, citations)
         reply = {
             "id": completion_id,
             "object": "chat.completion",
@@ -318,21 +300,48 @@ def create_app(engine: Engine) -> FastAPI:
                 {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
             ],
             "usage": usage(body.messages, content),
-            "citations": [cite.model_dump() for cite in result.citations],
+            "citations": citations,
         }
         return reply | ({"warning": choice.warning} if choice.warning else {})
 
-    def _sources(result: AskResult) -> tuple[str, list[dict[str, Any]]]:
-        result = _checked(result)
-        return cited_text(result)[len(result.answer) :], [cite.model_dump() for cite in result.citations]
+    async def _chat_chunks(
+        question: str,
+        collection: str,
+        caller: Caller,
+        kwargs: dict[str, Any],
+        writer: ChunkWriter,
+        warning: str | None,
+        include_usage: bool,
+    ) -> AsyncIterator[bytes]:
+        """OpenAI's chunks (server/openai_compat.py) over one leased collection, sources made public."""
+        async with collections.lease(collection, caller) as leased:
 
+            def sources_of(result: AskResult) -> tuple[str, list[dict[str, Any]]]:
+                result = _checked(result)
+                citations = public(result, leased.root)["citations"]
+                return cited_text(result, citations)[len(result.answer) :], citations
+
+            events = engine.stream(question, context=leased.context, **kwargs)
+            async for chunk in chat_chunks(
+                events,
+                writer,
+                sources_of=sources_of,
+                error_of=lambda exc: _exception_body(exc)[1],
+                warning=warning,
+                include_usage=include_usage,
+            ):
+                yield chunk
+
+    api.include_router(threads_router(engine, collections, users, auth))
+    api.include_router(documents_router(engine, collections, auth))
     add_web_api(api, engine, ApiError)
     app.include_router(api)
     from server.mcp import mount_mcp
 
     mount_mcp(app, engine, unauthorized=error_response(401, "invalid_api_key", UNAUTHORIZED))
     mount_page(app)
-    app.add_middleware(BodyLimit, max_bytes=settings.serve_max_request_kb * 1024)
+    upload = settings.serve_max_upload_mb * 1024 * 1024
+    app.add_middleware(BodyLimit, max_bytes=settings.serve_max_request_kb * 1024, upload_bytes=upload)
     app.add_middleware(
         AccessLog, show_questions=lambda: logging.getLogger("server").isEnabledFor(logging.DEBUG)
     )

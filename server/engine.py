@@ -163,10 +163,17 @@ class Engine:
         thread_id: str | None = None,
         filters: Filters | None = None,
         messages: list[AnyMessage] | None = None,
+        context: Any = None,
     ) -> AskResult:
         result: AskResult | None = None
         async for event in self.stream(
-            question, mode=mode, thread_id=thread_id, filters=filters, messages=messages, tokens=False
+            question,
+            mode=mode,
+            thread_id=thread_id,
+            filters=filters,
+            messages=messages,
+            tokens=False,
+            context=context,
         ):
             if event.kind == "error":
                 raise event.data
@@ -185,6 +192,7 @@ class Engine:
         filters: Filters | None = None,
         messages: list[AnyMessage] | None = None,
         tokens: bool = True,
+        context: Any = None,
     ) -> AsyncIterator[Event]:
         """Steps as they happen, the answer once it is checked, then the result (verified, cited).
 
@@ -194,8 +202,10 @@ class Engine:
         finished (the offline brain's sentence by sentence, an LLM's as one token event), or after
         verify when ``remove_unsupported`` may still cut sentences. Closing the iterator early (a client
         that went away) stops the run at its next step.
+        ``context``: the collection's (server/collections.py); the engine's own by default.
         """
-        self.require_documents()
+        context = context or self.context
+        require_chunks(context.retrievers.index)
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
         cancelled = threading.Event()
@@ -222,7 +232,7 @@ class Engine:
                 if thread_id:
                     require_same_store(self.settings.checkpoint_db, self.store_identity, "server")
                 with lock:
-                    result = self._run(payload, question, mode, thread_id, emit, cancelled, tokens)
+                    result = self._run(payload, question, mode, thread_id, emit, cancelled, tokens, context)
                 emit(Event("result", result))
             except Exception as exc:  # reported to the client as a JSON error, logged with its traceback
                 log.exception("question failed")
@@ -249,15 +259,17 @@ class Engine:
         emit: Callable[[Event], None],
         cancelled: threading.Event,
         tokens: bool,
+        context: Any = None,
     ) -> AskResult:
         """One graph run in a worker thread, reporting steps and tokens through ``emit``."""
         from memory.threads import cap_checkpoints
         from providers.brain.budget import question_budget
 
         started = time.perf_counter()
-        budget = question_budget_for(self.context)
+        context = context or self.context
+        budget = question_budget_for(context)
         app = self.threaded_app if thread_id else self.stateless_app
-        config = run_config(self.context, thread_id)
+        config = run_config(context, thread_id)
         state: dict[str, Any] = {}
         streamed = ""
         early = tokens and not self.settings.remove_unsupported  # else verify may still cut sentences
@@ -266,7 +278,7 @@ class Engine:
                 for stream_mode, chunk in app.stream(
                     payload,
                     config=config,
-                    context=self.context,
+                    context=context,
                     stream_mode=["updates", "values"],
                     durability=turn_durability(app),
                 ):

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from providers.tokens import count_tokens
-from server.schemas import MODEL_PREFIX, ChatMessage, mode_for_model
+from server.schemas import MODEL_PREFIX, ChatMessage, model_target
 
 # OpenAI's published accounting for chat prompts (cl100k models): every message costs 3 tokens of framing
 # besides its role and content, and every reply is primed with 3 more.
@@ -23,6 +23,7 @@ REPLY_PRIMING = 3
 
 class ModelChoice(BaseModel):
     mode: str | None  # None: the configured default
+    collection: str = "default"  # ``agentic-rag[-MODE]:COLLECTION`` (server/collections.py)
     warning: str | None = None
 
 
@@ -30,7 +31,8 @@ def resolve_model(model: str, *, strict: bool) -> ModelChoice:
     """The mode a model id selects; an unknown id falls back to the default mode with a warning, or
     raises ``LookupError`` when ``strict``."""
     try:
-        return ModelChoice(mode=mode_for_model(model))
+        mode, collection = model_target(model)
+        return ModelChoice(mode=mode, collection=collection)
     except LookupError:
         if strict:
             raise

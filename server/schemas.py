@@ -26,6 +26,7 @@ class AskRequest(BaseModel):
         default_factory=dict, description="source=GLOB, language=zh, after=DATE, before=DATE, any key"
     )
     stream: bool = Field(default=False, description="server-sent events: step, token, answer, error")
+    collection: str = Field(default="default", description="the collection to search (GET /v1/collections)")
 
 
 class AskResponse(BaseModel):
@@ -78,6 +79,18 @@ class ChatRequest(BaseModel):
 def model_ids() -> list[str]:
     """``agentic-rag`` (the configured mode) and ``agentic-rag-<mode>`` for every mode."""
     return [MODEL_PREFIX] + [f"{MODEL_PREFIX}-{mode}" for mode in MODES]
+
+
+def model_target(model: str) -> tuple[str | None, str]:
+    """(mode, collection) a model id names: ``agentic-rag[-MODE][:COLLECTION]``, collection ``default``."""
+    base, _, collection = model.partition(":")
+    return mode_for_model(base), collection or "default"
+
+
+def collection_model_ids(collection: str) -> list[str]:
+    """The model ids of one collection (the plain ones for ``default``)."""
+    ids = model_ids()
+    return ids if collection == "default" else [f"{m}:{collection}" for m in ids]
 
 
 def mode_for_model(model: str) -> str | None:

@@ -329,7 +329,8 @@ def test_request_size_limit(guarded):
 
 def test_empty_index_says_run_ingest_everywhere(guarded):
     headers = {"authorization": f"Bearer {TOKEN}"}
-    ready = httpx.get(guarded.url + "/readyz")
+    assert httpx.get(guarded.url + "/readyz").status_code == 401  # every route but /healthz needs a key
+    ready = httpx.get(guarded.url + "/readyz", headers=headers)
     assert ready.status_code == 503 and "the index is empty: run ingest" in ready.json()["error"]["message"]
     for stream in (False, True):
         asked = httpx.post(
