@@ -110,3 +110,7 @@ def test_computation_intents_read_the_question_only():
     assert computation_intent("一共有多少人？") == "sum"
     assert computation_intent("王芳在公司工作了几年？") == "span"  # from a range one sentence states
     assert computation_intent("他上几年级？") is None
+    # "mean" the verb asks for no average; "the mean of" does (计算平均值 likewise)
+    assert computation_intent("What does error code E-4711 mean?") is None
+    assert computation_intent("What is the mean of the three scores?") == "average"
+    assert computation_intent("三次成绩的平均值是多少？") == "average"

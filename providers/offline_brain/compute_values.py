@@ -48,7 +48,8 @@ _CUES: list[tuple[ValueKind, re.Pattern[str]]] = [
             re.I,
         ),
     ),
-    ("average", re.compile(r"\baverage\b|\bmean\b|平均", re.I)),
+    # "mean" as a noun only ("the mean of", "mean value"): "What does E-4711 mean?" asks for no average
+    ("average", re.compile(r"\baverage\b|\b(?:the|a|arithmetic) mean\b|\bmean (?:of|value)\b|平均", re.I)),
     (
         "sum",
         re.compile(
