@@ -90,8 +90,14 @@ def add_web_api(api: APIRouter, engine: Engine, error: Callable[[int, str, str],
         return {"id": saved.id, "thread_id": thread_id, "turn": saved.turn, "verdict": saved.verdict}
 
     @api.post("/threads/{thread_id}/feedback")
-    async def feedback(thread_id: str, body: FeedbackRequest, request: Request) -> dict[str, Any]:
+    async def feedback(
+        thread_id: str, body: FeedbackRequest, request: Request, collection: str = "default"
+    ) -> dict[str, Any]:
         noted(request, thread_id)
+        from server.threads_api import require_visible
+
+        # only on one's own thread (others' are 404, as for reading them): server/threads_api.py
+        require_visible(request.app.state.users, request.state.caller, collection, thread_id)
         try:
             return await engine.call(record, thread_id, body)
         except FeedbackError as exc:

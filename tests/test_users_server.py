@@ -259,6 +259,10 @@ def test_threads_belong_to_their_user(live):
         assert httpx.delete(live.url + "/v1/threads/alice-private", headers=headers).status_code == 404
         continued = live.ask("bob", "and the Chinese one?", thread_id="alice-private", headers=headers)
         assert continued.status_code == 404
+        judged = httpx.post(
+            live.url + "/v1/threads/alice-private/feedback", json={"verdict": "bad"}, headers=headers
+        )
+        assert judged.status_code == 404  # feedback only on one's own thread
         assert_no_leak("bob", [listed, read.json(), continued.json()])
     unknown = httpx.get(live.url + "/v1/threads/no-such-thread", headers=live.headers("bob"))
     assert unknown.status_code == 404 and unknown.json() == {
@@ -267,6 +271,12 @@ def test_threads_belong_to_their_user(live):
     }
     shown = httpx.get(live.url + "/v1/threads/alice-private", headers=live.headers("alice")).json()
     assert SECRETS["hr"][0] in json.dumps(shown)
+    own = httpx.post(
+        live.url + "/v1/threads/alice-private/feedback",
+        json={"verdict": "good"},
+        headers=live.headers("alice"),
+    )
+    assert own.status_code == 200, own.text
     admin_view = httpx.get(live.url + "/v1/threads", headers=live.headers("admin")).json()
     assert "alice-private" in {t["thread_id"] for t in admin_view}
     assert (
