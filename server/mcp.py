@@ -174,14 +174,19 @@ def run_stdio(engine: Engine) -> None:
 
 
 class _BearerGate:
-    """The MCP endpoint behind the same bearer token as ``/v1``."""
+    """The MCP endpoint behind the server's bearer token. Its tools search without a user's access
+    groups, so once users exist (``users add``) only the token's holder (an admin) may use it, and with
+    no token set nobody may: a user's key never reaches documents it may not read through MCP."""
 
-    def __init__(self, app: ASGIApp, token: str | None, unauthorized: ASGIApp) -> None:
-        self.app, self.token, self.unauthorized = app, token, unauthorized
+    def __init__(self, app: ASGIApp, token: str | None, unauthorized: ASGIApp, users: Any = None) -> None:
+        self.app, self.token, self.unauthorized, self.users = app, token, unauthorized, users
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(scope.get("headers") or [])
-        if not bearer_ok(headers.get(b"authorization", b"").decode("latin-1"), self.token):
+        has_users = self.users is not None and self.users.count() > 0
+        if (has_users and not self.token) or not bearer_ok(
+            headers.get(b"authorization", b"").decode("latin-1"), self.token
+        ):
             await self.unauthorized(scope, receive, send)
             return
         await self.app(scope, receive, send)
@@ -199,7 +204,15 @@ def mount_mcp(app: FastAPI, engine: Engine, *, unauthorized: ASGIApp) -> None:
     )
     endpoint = next(route for route in mcp_app.routes if getattr(route, "path", None) == MCP_PATH)
     app.router.routes.append(
-        Route(MCP_PATH, endpoint=_BearerGate(endpoint.app, engine.settings.serve_token, unauthorized))
+        Route(
+            MCP_PATH,
+            endpoint=_BearerGate(
+                endpoint.app,
+                engine.settings.serve_token,
+                unauthorized,
+                users=getattr(app.state, "users", None),
+            ),
+        )
     )
     outer = app.router.lifespan_context
 

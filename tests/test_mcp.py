@@ -235,3 +235,32 @@ def test_the_readme_client_configuration_is_valid_json_naming_the_mcp_command():
     servers = config["mcpServers"]
     assert any("mcp" in server.get("args", []) for server in servers.values())
     assert any(server.get("url", "").endswith("/mcp") for server in servers.values())
+
+
+def test_http_mcp_with_users_and_no_token_admits_nobody(tmp_path):
+    """Its tools search without a user's access groups, so once users exist and no admin token is set,
+    /mcp is closed to every key (a user's key must never reach documents it may not read through MCP)."""
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+
+    from memory.users import UserStore
+    from server.mcp import _BearerGate
+
+    async def tools(scope, receive, send):
+        await PlainTextResponse("tools")(scope, receive, send)
+
+    users = UserStore(tmp_path / "users.sqlite")
+    deny = PlainTextResponse("no", status_code=401)
+
+    def client(token):
+        return TestClient(Starlette(routes=[Route("/mcp", _BearerGate(tools, token, deny, users=users))]))
+
+    assert client(None).post("/mcp").status_code == 200  # no users, no token: the open local server
+    key = users.add("alice", groups="hr").key
+    assert client(None).post("/mcp", headers={"Authorization": f"Bearer {key}"}).status_code == 401
+    assert client("admin-token").post("/mcp", headers={"Authorization": f"Bearer {key}"}).status_code == 401
+    assert (
+        client("admin-token").post("/mcp", headers={"Authorization": "Bearer admin-token"}).status_code == 200
+    )

@@ -394,3 +394,23 @@ def test_error_bodies_carry_no_paths(live):
         reply = live.ask("admin", "anything?", collection="empty", stream=stream)
         assert reply.status_code == 503 and reply.json()["error"]["code"] == "index_empty"
         assert str(live.tmp) not in reply.text and "/tmp" not in reply.text
+
+
+def test_mcp_over_http_is_for_admins_once_users_exist(live):
+    """MCP's tools search without a user's groups: a user's key is refused there, the admin's is not."""
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    accept = {"Accept": "application/json, text/event-stream"}
+    for user in ("alice", "bob"):
+        refused = httpx.post(live.url + "/mcp", json=hello, headers=live.headers(user, **accept))
+        assert refused.status_code == 401
+    admitted = httpx.post(live.url + "/mcp", json=hello, headers=live.headers("admin", **accept))
+    assert admitted.status_code == 200, admitted.text
