@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from core.access import document_groups, readable
 from core.chunks import Chunk, Filters, ScoredChunk
 from core.entities import entity_key, mentioned_keys
 from retrievers.base import Retriever
@@ -58,6 +59,7 @@ class EntityGraph:
         Copenhagen" in one passage; another passage's "Copenhagen" is the same place when some
         passage made it an entity)."""
         self.ids = ids
+        self.access: list[list[str]] = [[] for _ in ids]  # access groups per passage (build_graph)
         self.vocab: dict[str, int] = {}
         keys = [[k for k in dict.fromkeys(entity_key(n) for n in names) if k] for names in entity_lists]
         for row_keys in keys:
@@ -129,13 +131,17 @@ def build_graph(store: Store, max_entity_share: float = 0.05) -> EntityGraph:
     ids: list[str] = []
     lists: list[list[str]] = []
     texts: list[str] = []
+    groups: list[list[str]] = []
     for chunk in store.iter_chunks():
         if chunk.metadata.get("level"):
             continue
         ids.append(chunk.id)
         lists.append(list(chunk.metadata.get(ENTITIES_KEY) or []))
         texts.append(chunk.text)
-    return EntityGraph(ids, lists, texts, max_entity_share)
+        groups.append(document_groups(chunk.metadata))
+    graph = EntityGraph(ids, lists, texts, max_entity_share)
+    graph.access = groups  # each passage's access groups (core/access.py): the walk ranks only readable ones
+    return graph
 
 
 class EntityGraphRetriever:
@@ -190,6 +196,10 @@ class EntityGraphRetriever:
             return []
         passage_seeds = {h.id: 1.0 / (rank + 1) for rank, h in enumerate(hybrid[: self.params.passage_seeds])}
         scores = graph.walk(entity_seeds, passage_seeds, self.params)
+        if filters is not None and filters.access is not None:  # permissions before ranking
+            caller = set(filters.access)
+            unreadable = [i for i, needed in enumerate(graph.access) if needed and not caller & set(needed)]
+            scores[unreadable] = 0.0
         order = np.argsort(-scores, kind="stable")
         out: list[ScoredChunk] = []
         batch = max(k * 2, 20)
@@ -219,6 +229,8 @@ def allowed(chunk: Chunk, filters: Filters | None) -> bool:
     """Whether a chunk passes the filters (the walk ranks the whole graph; filters apply afterwards)."""
     if filters is None or filters.is_empty():
         return True
+    if not readable(chunk.metadata, filters.access):
+        return False
     if filters.source and not fnmatch.fnmatch(chunk.source, filters.source):
         return False
     if filters.language and chunk.language != filters.language:
