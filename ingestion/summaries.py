@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.access import ACCESS_KEY
 from core.chunks import Chunk
 from core.text import split_sentences
 from retrievers.levels import DOCUMENT, LEVEL_KEY, SECTION
@@ -156,7 +157,8 @@ def _summary(first: Chunk, members: list[Chunk], text: str, level: str, path: li
         content_hash=digest,
         mtime=first.mtime,
         metadata={
-            **{k: v for k, v in first.metadata.items() if k in ("suffix", "doc_id")},
+            # a summary is readable by exactly whom its document is (core/access.py)
+            **{k: v for k, v in first.metadata.items() if k in ("suffix", "doc_id", ACCESS_KEY)},
             "kind": "summary",
             LEVEL_KEY: level,
             "summarises": len(members),

@@ -239,3 +239,24 @@ def test_summaries_are_the_evidence_and_passages_alone_are_left_to_the_judge():
     verdict = summaries_evaluation([hit("d", DOCUMENT), hit("s", SECTION), hit("p", None)])
     assert verdict is not None and verdict.is_sufficient and verdict.relevant_ids() == ["d", "s"]
     assert summaries_evaluation([hit("p", None)]) is None
+
+
+def test_a_restricted_documents_summaries_are_restricted_like_it(tmp_path, settings, embedder):
+    """A summary is readable by exactly whom its document is: front matter ``access:`` reaches the
+    summary chunks, so the global route never shows a restricted report to others (受限文档的摘要同样受限)."""
+    from ingestion.pipeline import ingest_paths
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "harbour.md").write_text("---\naccess: [hr]\n---\n" + EN_REPORT, encoding="utf-8")
+    (docs / "garden.md").write_text(OTHER, encoding="utf-8")
+    settings = settings.model_copy(update={"chunk_size": 200, "chunk_overlap": 0, "summary_tree": True})
+    ingest_paths([docs], settings, embedder, progress=False)
+    store = _store(settings)
+    try:
+        summaries = [c for c in store.iter_chunks() if c.metadata.get("level")]
+        harbour = [c for c in summaries if c.source.endswith("harbour.md")]
+        assert harbour and all(c.metadata.get("access") == ["hr"] for c in harbour)
+        assert all(not c.metadata.get("access") for c in summaries if c.source.endswith("garden.md"))
+    finally:
+        store.close()
