@@ -39,13 +39,15 @@ def _strip_root(value: Any, root: str) -> Any:
 
 
 def public_result(data: dict[str, Any], root: str, *, absolute: bool) -> dict[str, Any]:
-    """An ask result as clients see it: citations and trace relative to the collection root."""
+    """An ask result as clients see it: citations, evidence and trace relative to the collection root."""
     if absolute or not root:
         return data
     data = dict(data)
-    data["citations"] = [
-        {**c, "source": relative_source(str(c.get("source", "")), root)} for c in data.get("citations") or []
-    ]
+    for field in ("citations", "evidence"):  # evidence: the cited passages with their highlights
+        if field in data:
+            data[field] = [
+                {**c, "source": relative_source(str(c.get("source", "")), root)} for c in data[field] or []
+            ]
     if "trace" in data:
         data["trace"] = _strip_root(data["trace"], root)
     return data

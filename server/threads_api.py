@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 
 from memory.users import UserStore
+from server.access_log import noted
 from server.collections import DEFAULT, Collections
 from server.errors import ApiError
 from server.identity import Caller, checked_thread_id
@@ -69,10 +70,11 @@ def threads_router(engine: Any, collections: Collections, users: UserStore, auth
 
     @router.get("/threads/{thread_id}")
     async def thread(
-        thread_id: str, collection: str = DEFAULT, caller: Caller = Depends(auth)
+        thread_id: str, request: Request, collection: str = DEFAULT, caller: Caller = Depends(auth)
     ) -> dict[str, Any]:
         from memory.threads import ThreadNotFoundError, show_thread
 
+        noted(request, thread_id)
         require_visible(users, caller, collection, thread_id)
         try:
             detail = await engine.call(show_thread, engine.saver, thread_id)
@@ -82,10 +84,11 @@ def threads_router(engine: Any, collections: Collections, users: UserStore, auth
 
     @router.delete("/threads/{thread_id}")
     async def delete(
-        thread_id: str, collection: str = DEFAULT, caller: Caller = Depends(auth)
+        thread_id: str, request: Request, collection: str = DEFAULT, caller: Caller = Depends(auth)
     ) -> dict[str, Any]:
         from memory.threads import delete_thread
 
+        noted(request, thread_id)
         require_visible(users, caller, collection, thread_id)
         existed = await engine.call(delete_thread, engine.saver, thread_id)
         users.release(thread_id)

@@ -287,6 +287,11 @@ def postgres_database(postgres_url, database):
     import psycopg
 
     rows = database.run('SELECT * FROM "销售"').rows
+    # a database of its own: the suite's server also holds the checkpoint tests' tables
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = 'sql_route_test'").fetchone():
+            conn.execute("CREATE DATABASE sql_route_test")
+    postgres_url = postgres_url.rsplit("/", 1)[0] + "/sql_route_test"
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute('DROP TABLE IF EXISTS "销售"')
         conn.execute(
