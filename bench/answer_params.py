@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from app.wiring import build_context  # noqa: E402
 from config import load_settings  # noqa: E402
 from core.schemas import Passage  # noqa: E402
 from evaluators.datasets import (  # noqa: E402
@@ -50,7 +51,6 @@ from evaluators.metrics import answer_has_gold, answer_in_context, misled  # noq
 from evaluators.modes import prepare_index  # noqa: E402
 from graph.builder import build_graph  # noqa: E402
 from graph.run import ask  # noqa: E402
-from nodes.context import build_context  # noqa: E402
 from providers.offline_brain import answer as writer  # noqa: E402
 from providers.offline_brain.meaning import Meaning  # noqa: E402
 from providers.offline_brain.weights import BrainParams  # noqa: E402

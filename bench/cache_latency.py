@@ -18,11 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from app.wiring import build_context
 from config import load_settings
 from graph.builder import build_graph
 from graph.run import ask
 from ingestion.indexing import index_chunks
-from nodes.context import build_context
 from retrievers.factory import embedder_for
 from tests.graph_fixtures import graph_corpus
 

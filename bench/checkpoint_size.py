@@ -22,8 +22,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from app import ask, build_context, build_graph  # noqa: E402
 from config import load_settings  # noqa: E402
-from graph import ask, build_context, build_graph  # noqa: E402
 from ingestion.pipeline import ingest_paths  # noqa: E402
 from memory.checkpointer import open_checkpointer  # noqa: E402
 from memory.threads import cap_checkpoints  # noqa: E402

@@ -213,8 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.fresh_cache:
         shutil.rmtree(folder / "cache", ignore_errors=True)
 
+    from app.wiring import build_context
     from graph.builder import build_graph
-    from nodes.context import build_context
 
     started = time.perf_counter()
     context = build_context(load_settings(brain="offline", reranker=args.reranker), index_dir=folder)

@@ -40,13 +40,13 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from app.evaluation import make_context  # noqa: E402
 from cli.session import answer_token  # noqa: E402
 from config import load_settings  # noqa: E402
 from evaluators import metrics  # noqa: E402
 from evaluators.datasets import load_dataset, resolve_dataset_dir  # noqa: E402
 from evaluators.modes import prepare_index  # noqa: E402
 from graph.builder import build_graph  # noqa: E402
-from graph.evaluation import make_context  # noqa: E402
 from graph.run import build_input, question_budget_for, result_from_state, run_config  # noqa: E402
 from providers.brain import offline_brain  # noqa: E402
 from providers.brain.budget import question_budget  # noqa: E402

@@ -220,12 +220,12 @@ def storage(turns: int, threads: int) -> dict:
     citations): what a thread must keep; ``newest_checkpoint_bytes`` is one checkpoint's row."""
     import sqlite3
 
+    from app.wiring import build_context
     from config import load_settings
     from graph.builder import build_graph
     from graph.run import ask
     from memory.checkpointer import open_checkpointer
     from memory.threads import prune_threads, reclaim_space
-    from nodes.context import build_context
     from nodes.state import CHECKPOINT_TYPES
 
     work = Path(tempfile.mkdtemp(prefix="rel-store-"))

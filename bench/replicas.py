@@ -43,12 +43,12 @@ QUESTIONS = [
 def replica(client: int, n_questions: int, thread_prefix: str, shared: bool = False) -> dict:
     """One replica process: answer ``n_questions`` on thread ``{prefix}-{client}`` (or ``{prefix}-shared``,
     the same thread for every replica); each turn holds the thread's lock, as the CLI and server do."""
+    from app.wiring import build_context
     from config import load_settings
     from graph.builder import build_graph
     from graph.run import ask
     from memory.checkpointer import open_checkpointer
     from memory.thread_lock import thread_lock
-    from nodes.context import build_context
 
     settings = load_settings()
     context = build_context(settings)

@@ -13,12 +13,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from app.evaluation import make_context
 from config import load_settings
 from evaluators import metrics as m
 from evaluators.datasets import load_dataset, resolve_dataset_dir
 from evaluators.modes import prepare_index
 from graph.builder import build_graph
-from graph.evaluation import make_context
 from graph.run import ask
 from providers.offline_brain.answer import extractive_answer
 from providers.offline_brain.compute import computation_intent

@@ -49,13 +49,13 @@ def render_answer(console: Console, result, *, streamed: str = "") -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from app.wiring import build_context
     from core.chunks import Filters
     from graph.builder import build_graph
     from graph.run import ask
     from memory.checkpointer import open_checkpointer, store_errors, store_name
     from memory.thread_lock import thread_lock
     from memory.threads import check_thread
-    from nodes.context import build_context
     from nodes.state import CHECKPOINT_TYPES
     from retrievers.filter_keys import require_known_keys
     from retrievers.index import require_chunks

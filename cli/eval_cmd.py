@@ -74,6 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from app.evaluation import build_modes
     from evaluators.datasets import (
         has_counterfactuals,
         load_dataset,
@@ -81,7 +82,6 @@ def run(args: argparse.Namespace) -> int:
         resolve_dataset_dir,
     )
     from evaluators.harness import run_evaluation
-    from graph.evaluation import build_modes
 
     settings = settings_from(args, reranker=args.reranker)
     dataset = load_dataset(resolve_dataset_dir(args.dataset), limit=args.limit, require_corpus=True)

@@ -47,10 +47,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 @contextmanager
 def _opened(settings: Settings, *, with_context: bool) -> Iterator[tuple[Any, Any, Any]]:
     """(feedback store, graph app on the checkpoints, agent context or None)."""
+    from app.wiring import build_context
     from graph.builder import build_graph
     from memory.checkpointer import open_checkpointer
     from memory.feedback import open_feedback_store
-    from nodes.context import build_context
 
     context = build_context(settings) if with_context else None
     with (
@@ -75,8 +75,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _add(args: argparse.Namespace, settings: Settings) -> int:
+    from app.feedback import add_feedback
     from cli.threads import resolve_thread_id
-    from graph.feedback import add_feedback
 
     with _opened(settings, with_context=False) as (store, app, _):
         thread_id = resolve_thread_id(app.checkpointer, args.thread_id)
@@ -92,7 +92,7 @@ def _add(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _report(args: argparse.Namespace, settings: Settings) -> int:
-    from graph.feedback import feedback_report
+    from app.feedback import feedback_report
 
     with _opened(settings, with_context=True) as (store, app, context):
         report = feedback_report(store, app, context)
@@ -128,7 +128,7 @@ def print_proposals(console: Console, proposals: list[Any]) -> None:
 
 
 def _apply(args: argparse.Namespace, settings: Settings) -> int:
-    from graph.feedback import env_name, feedback_report, rerun_effect, write_env
+    from app.feedback import env_name, feedback_report, rerun_effect, write_env
 
     console = Console(highlight=False)
     with _opened(settings, with_context=True) as (store, app, context):

@@ -29,8 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def answer_cache_stats(settings, store) -> dict[str, object]:  # type: ignore[no-untyped-def]
     """Entries and hit/miss counts of the answer cache of this index generation."""
+    from app.wiring import cache_path, generation_key
     from memory.answer_cache import read_cache_stats
-    from nodes.context import cache_path, generation_key
 
     key = generation_key(store)
     counts = read_cache_stats(cache_path(Path(settings.index_dir)), key) if key else None

@@ -85,7 +85,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def prewarm_reranker(settings, progress=None) -> int:
     """Fill the reranker's window cache for every chunk in the index (cached ones cost nothing)."""
-    from nodes.context import reranker_for
+    from app.wiring import reranker_for
     from retrievers.factory import embedder_for
     from retrievers.store import open_store
 

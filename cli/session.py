@@ -514,7 +514,7 @@ class Session:
             self.console.print(f"mode: {self.mode}")
 
     def cmd_verdict(self, verdict: str, note: str) -> None:
-        from graph.feedback import add_feedback
+        from app.feedback import add_feedback
         from memory.feedback import FeedbackError
 
         if self.feedback is None:
@@ -623,10 +623,10 @@ def run_session(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace, settings: Any, console: Console, interactive: bool) -> int:
+    from app.wiring import build_context
     from graph.builder import build_graph
     from memory.checkpointer import open_checkpointer, sqlite_identity
     from memory.feedback import open_feedback_store
-    from nodes.context import build_context
     from nodes.state import CHECKPOINT_TYPES
     from providers.brain import offline_brain
     from retrievers.index import require_chunks

@@ -21,12 +21,12 @@ if str(ROOT) not in sys.path:
 
 from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
 
+from app.wiring import build_context  # noqa: E402
 from config import load_settings  # noqa: E402
 from core.chunks import Chunk  # noqa: E402
 from graph.builder import build_graph  # noqa: E402
 from graph.run import AskResult, ask  # noqa: E402
 from ingestion.indexing import index_chunks  # noqa: E402
-from nodes.context import build_context  # noqa: E402
 from retrievers.factory import embedder_for  # noqa: E402
 
 # The app's own knowledge base: (id, source, title, text). Chinese and English side by side.

@@ -1,26 +1,19 @@
-"""Public entry points for apps that embed the agent:
+"""The agent's state machine: ``build_graph`` (graph.builder) and ``ask`` (graph.run).
 
-from graph import build_graph, build_context, ask
-app = build_graph(checkpointer=my_saver)
-result = ask(app, "BM25 和向量检索有什么区别？", context=build_context(), thread_id="t1")
+Apps that embed the agent import the application layer, which also builds the context from settings:
 
-Feedback on a turn (``graph.feedback``): ``add_feedback(store, app, "t1", "bad", note="gold: ...")`` with a
-store from ``memory.feedback.open_feedback_store``, then ``feedback_report(store, app, context)``.
+from app import build_graph, build_context, ask
+
+(``build_context``, ``add_feedback`` and ``feedback_report`` live in ``app``; graph/ never imports it.)
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = [
-    "AgentContext",
-    "AskResult",
-    "add_feedback",
-    "ask",
-    "build_context",
-    "build_graph",
-    "feedback_report",
-]
+__all__ = ["AgentContext", "AskResult", "ask", "build_graph"]
+
+_MOVED = {"build_context": "app.wiring", "add_feedback": "app.feedback", "feedback_report": "app.feedback"}
 
 
 def __getattr__(name: str) -> Any:  # lazy: importing core.schemas must not load models
@@ -28,16 +21,14 @@ def __getattr__(name: str) -> Any:  # lazy: importing core.schemas must not load
         from graph.builder import build_graph
 
         return build_graph
-    if name in ("AgentContext", "build_context"):
-        from nodes import context
+    if name == "AgentContext":
+        from nodes.context import AgentContext
 
-        return getattr(context, name)
-    if name in ("add_feedback", "feedback_report"):
-        from graph import feedback
-
-        return getattr(feedback, name)
+        return AgentContext
     if name in ("ask", "AskResult"):
         from graph import run
 
         return getattr(run, name)
+    if name in _MOVED:
+        raise AttributeError(f"graph.{name} moved to the application layer: from app import {name}")
     raise AttributeError(name)

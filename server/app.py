@@ -25,6 +25,7 @@ from graph.run import AskResult
 from retrievers.filter_keys import UnknownFilterKeyError
 from retrievers.index import IndexEmptyError, require_chunks
 from server.access_log import AccessLog, noted
+from server.answer_text import cited_text
 from server.engine import Engine
 from server.errors import ApiError, error_response
 from server.evidence import evidence_for
@@ -107,18 +108,6 @@ def ask_response(result: AskResult) -> dict[str, Any]:
 
 
 _exception_body = exception_body  # no paths or exception text in error bodies (server/hardening.py)
-
-
-def cited_text(result: AskResult, citations: list[dict[str, Any]] | None = None) -> str:
-    """The answer followed by its numbered sources, the way a chat UI shows it."""
-    cites = citations if citations is not None else [c.model_dump() for c in result.citations]
-    if not cites:
-        return result.answer
-    lines = [result.answer, "", "Sources:"]
-    for cite in cites:
-        heading = f" — {cite['heading']}" if cite.get("heading") else ""
-        lines.append(f"[{cite['number']}] {cite['source']}{heading}")
-    return "\n".join(lines)
 
 
 def conversation(messages: list[ChatMessage]) -> tuple[str, list[AnyMessage]]:

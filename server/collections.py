@@ -134,7 +134,7 @@ class Collections:
             return None
 
     def _live_of(self, row: CollectionRow, folder: Path, context: Any) -> Live:
-        from nodes.context import generation_key
+        from app.wiring import generation_key
 
         index = context.retrievers.index
         warm(index)
@@ -142,7 +142,8 @@ class Collections:
 
     def _open(self, name: str, folder: Path, previous: Any | None) -> Any:
         """A context over the collection's current generation, sharing the server's models."""
-        from nodes.context import AgentContext, generation_key, open_answer_cache, reranker_for
+        from app.wiring import generation_key, open_answer_cache, reranker_for
+        from nodes.context import AgentContext
         from retrievers.factory import build_retrievers
         from retrievers.store import open_store
 

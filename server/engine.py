@@ -77,9 +77,9 @@ class _ThreadLocks:
 def running_engine(settings: Settings) -> Iterator[Engine]:
     """Indexes, models and the checkpointer opened once (a broken setup fails here, with one clear line,
     before anything listens), the engine closed on the way out: shared by ``serve`` and ``mcp``."""
+    from app.wiring import build_context
     from core.tokenize import tokenize
     from memory.checkpointer import open_checkpointer
-    from nodes.context import build_context
     from nodes.state import CHECKPOINT_TYPES
 
     context = build_context(settings)
@@ -136,7 +136,7 @@ class Engine:
 
     def reopen(self) -> None:
         """Read the index as it is now (after an ingest); later runs see the new chunks."""
-        from nodes.context import reopened
+        from app.wiring import reopened
 
         self.context = reopened(self.context)
 

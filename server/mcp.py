@@ -26,7 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from core.chunks import Filters
 from graph.run import AskResult
 from retrievers.search import SearchMode, hit_record, search
-from server.app import cited_text
+from server.answer_text import cited_text
 from server.auth import bearer_ok, is_admin
 from server.engine import Engine
 from server.schemas import Mode

@@ -71,7 +71,7 @@ def server_info(engine: Engine, app: FastAPI) -> dict[str, Any]:
 
 def add_web_api(api: APIRouter, engine: Engine, error: Callable[[int, str, str], Exception]) -> None:
     """``/v1/info`` and the feedback route, on the API router (behind its bearer auth)."""
-    from graph.feedback import add_feedback
+    from app.feedback import add_feedback
     from memory.feedback import FeedbackError, open_feedback_store
 
     settings = engine.settings

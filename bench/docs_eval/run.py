@@ -185,9 +185,9 @@ def ingest(docs: Path, settings, *, rebuild: bool) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     os.environ["AGENTIC_RAG_BRAIN"] = "offline"
     sys.path.insert(0, str(ROOT))
+    from app.evaluation import make_context
     from config import load_settings
     from graph.builder import build_graph
-    from graph.evaluation import make_context
     from graph.run import ask
 
     sys.path.insert(0, str(HERE))

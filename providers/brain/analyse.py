@@ -10,7 +10,9 @@ from core.schemas import Complexity, QueryAnalysis, QueryType, StrategyName
 from core.text import detect_language
 from providers import prompts
 from providers.brain.chat import Chat, messages, norm
-from providers.offline_brain.analysis import analyze_question
+from providers.offline_brain.analysis import analyze_question, key_terms
+
+__all__ = ["AnalysisReply", "LLMAnalyser", "OfflineAnalyser", "key_terms"]  # key_terms: the server's evidence
 
 # Bounds of the analysis reply's JSON schema (maxItems / maxLength): a grammar-constrained server cannot
 # loop on sub-queries, and a reply that breaks them is invalid for any server.

@@ -13,12 +13,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from app.wiring import reranker_for
 from evaluators.feedback_analysis import Diagnosis, Proposal, class_counts, diagnose, holds_answer, propose
 from graph.run import ask
 from memory.conversation_log import answered_turns
 from memory.feedback import FeedbackError, FeedbackRecord, FeedbackStore, Verdict
 from memory.threads import conversation
-from nodes.context import AgentContext, reranker_for
+from nodes.context import AgentContext
 from nodes.policy import MODES
 
 RERUN_MODES: tuple[str, ...] = ("naive", "keyword", "hybrid", "hybrid_rerank", "agentic")

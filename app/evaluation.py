@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from app.wiring import build_context
 from config import Settings
 from evaluators.answer_cost import answer_cost
 from evaluators.datasets import Dataset, EvalQuery
@@ -14,7 +15,7 @@ from evaluators.metrics import retrievals_in_trace
 from evaluators.modes import prepare_index
 from graph.builder import build_graph
 from graph.run import ask
-from nodes.context import AgentContext, build_context
+from nodes.context import AgentContext
 
 
 def make_context(settings: Settings, folder: Path) -> AgentContext:

@@ -2,12 +2,15 @@
 
 The server supplies its own checkpointer and can only send plain JSON as the run context, so the
 served graph declares a JSON context of optional settings overrides; the runtime ``AgentContext`` is
-built from settings (``AGENTIC_RAG_*`` in the server's environment) plus those overrides on first use.
+built from settings (``AGENTIC_RAG_*`` in the server's environment) plus those overrides on first use
+(``app.wiring.default_context``, registered here so nodes never import the wiring).
 """
 
 from typing_extensions import TypedDict
 
+from app.wiring import default_context
 from graph.builder import build_graph
+from nodes.context import set_default_context
 
 
 class StudioContext(TypedDict, total=False):
@@ -19,4 +22,5 @@ class StudioContext(TypedDict, total=False):
     brain: str
 
 
+set_default_context(default_context)
 graph = build_graph(context_schema=StudioContext)
