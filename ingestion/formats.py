@@ -1,5 +1,5 @@
 """Parsers for the formats beyond Markdown, text, HTML and PDF: reStructuredText, Word (.docx), CSV/TSV,
-Jupyter notebooks and source code. ``ingestion.loaders`` registers them in its suffix table.
+Jupyter notebooks and source code. ``ingestion.loaders`` registers them in its one suffix table.
 
 Each parser turns raw bytes into ``(title, blocks)`` like the built-in ones, so splitting, citations and
 error handling work the same way: headings become the heading path, tables stay Markdown tables (the
@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ingestion.documents import Block, LoaderError
+from ingestion.text_decoding import decode_text
 
 Parser = Callable[[bytes], tuple[str | None, list[Block]]]
 
@@ -27,8 +28,6 @@ CODE_SUFFIXES = (
 
 
 def _text(data: bytes) -> str:
-    from ingestion.loaders import decode_text  # loaders imports this module to register the parsers
-
     return decode_text(data)
 
 
@@ -202,11 +201,10 @@ def parse_docx(data: bytes) -> tuple[str | None, list[Block]]:
 # --- Jupyter notebooks -----------------------------------------------------------------------------------
 
 
-def parse_notebook(data: bytes) -> tuple[str | None, list[Block]]:
+def parse_notebook(data: bytes, *, parse_markdown: Parser) -> tuple[str | None, list[Block]]:
     """Markdown cells parsed as Markdown (their headings structure the notebook), code cells as code;
-    outputs are left out (they are results, often images or long logs, not documentation)."""
-    from ingestion.loaders import parse_markdown
-
+    outputs are left out (they are results, often images or long logs, not documentation). The Markdown
+    parser is passed in by ``ingestion.loaders``, which holds it and registers every parser."""
     try:
         notebook = json.loads(_text(data))
         cells = notebook["cells"]
@@ -242,11 +240,11 @@ def parse_code(data: bytes) -> tuple[str | None, list[Block]]:
     return None, [Block(kind="code", text=_text(data).strip("\n"))]
 
 
-PARSERS: dict[str, Parser] = {
+# ``ingestion.loaders`` registers these, the notebook parser (with its Markdown parser) and ``parse_code``
+# for every ``CODE_SUFFIXES`` in its one suffix table.
+DOCUMENT_PARSERS: dict[str, Parser] = {
     ".rst": parse_rst,
     ".docx": parse_docx,
     ".csv": _table_parser(None),
     ".tsv": _table_parser("\t"),
-    ".ipynb": parse_notebook,
-    **{suffix: parse_code for suffix in CODE_SUFFIXES},
 }

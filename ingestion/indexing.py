@@ -10,36 +10,11 @@ from tqdm import tqdm
 
 from config import Settings
 from core.chunks import Chunk
-from core.tokenize import tokenize
 from ingestion.disk_space import generation_estimate, room_for_generation, vectors_lower_bound
 from ingestion.entities import with_entities
+from ingestion.index_params import bm25_tokens, build_params
 from providers.embeddings import Embedder
-from retrievers.index import BuildParams, write_generation, write_lock
-from retrievers.vector_index import HnswParams
-
-
-def build_params(settings: Settings) -> BuildParams:
-    return BuildParams(
-        hnsw=HnswParams(
-            threshold=settings.hnsw_threshold,
-            m=settings.hnsw_m,
-            ef_construction=settings.hnsw_ef_construction,
-            ef_search=settings.hnsw_ef_search,
-        ),
-        k1=settings.bm25_k1,
-        b=settings.bm25_b,
-    )
-
-
-def bm25_tokens(chunk: Chunk, title_boost: int) -> list[str]:
-    """Body tokens, the section headings' tokens once, and the title's ``title_boost`` times.
-
-    Headings are not part of a chunk's text (they live in ``heading_path``), yet their words are
-    what a reader searches for; the title boost is a simple field weighting.
-    """
-    title = tokenize(chunk.title) if chunk.title and title_boost else []
-    headings = [h for h in chunk.heading_path if h != chunk.title]
-    return tokenize(chunk.text) + tokenize(" ".join(headings)) + title * title_boost
+from retrievers.index import write_generation, write_lock
 
 
 def embedding_text(chunk: Chunk) -> str:
@@ -98,7 +73,7 @@ def index_chunks(
             embedder, [embedding_text(c) for c in chunks], settings.embed_batch_size, progress
         )
     if settings.store == "milvus":
-        from ingestion.sinks import open_sink, source_records  # sinks build on this module
+        from ingestion.sinks import open_sink, source_records
 
         with open_sink(settings, embedder.name, embedder.dim, rebuild=True, collection=collection) as sink:
             sink.write(chunks, np.asarray(vectors), source_records(chunks), set())

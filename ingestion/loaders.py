@@ -17,19 +17,20 @@ import re
 import stat
 import warnings
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 
 from core.access import AccessGroupError
 from core.access import groups as access_groups
 from core.text import CJK, CJK_PUNCTUATION
 from ingestion.documents import Block, LoadedDocument, LoaderError
+from ingestion.formats import CODE_SUFFIXES, DOCUMENT_PARSERS, parse_code, parse_notebook
 from ingestion.pdf_tables import markdown_table, table_pages
+from ingestion.text_decoding import decode_text
 
 SUPPORTED_SUFFIXES: tuple[str, ...] = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".jsonl")
 SKIPPED_DIR_NAMES = frozenset({"__pycache__", "node_modules"})
 MAX_TITLE_CHARS = 120
-# A decoded text with more than this share of control characters is treated as binary.
-MAX_CONTROL_RATIO = 0.10
 
 _CJK_CHARS = CJK + CJK_PUNCTUATION
 _CJK_CHAR_RE = re.compile(rf"[{_CJK_CHARS}]")
@@ -142,66 +143,7 @@ def _fallback_title(blocks: list[Block], path: Path) -> str:
 # decoding
 # --------------------------------------------------------------------------------------------------
 
-_BOMS: tuple[tuple[bytes, str], ...] = (
-    (b"\xef\xbb\xbf", "utf-8-sig"),
-    (b"\xff\xfe\x00\x00", "utf-32"),
-    (b"\x00\x00\xfe\xff", "utf-32"),
-    (b"\xff\xfe", "utf-16"),
-    (b"\xfe\xff", "utf-16"),
-)
 _CHARSET_RE = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_\-]+)""", re.I)
-
-
-# Legacy encodings a non-UTF-8 file may use, in order of preference when the detector finds several
-# equally plausible (short texts): Chinese first, then Western European, then the rest.
-LEGACY_ENCODINGS: tuple[str, ...] = ("gb18030", "big5", "cp1252", "shift_jis", "euc_kr", "cp1251")
-
-
-def decode_text(data: bytes, *, declared: str | None = None) -> str:
-    """Decode bytes as text: BOM, then UTF-8, then a declared charset, then a detected legacy encoding.
-
-    Detection (charset-normalizer, limited to ``LEGACY_ENCODINGS``) tells Western European cp1252 text
-    from GBK Chinese: decoding first with GB18030, which accepts almost any byte string, turned
-    "Der Bär läuft" into "Der B鋜 l鋟ft". Binary content (NUL bytes outside a UTF-16/32 file, or many
-    control characters) is rejected rather than indexed as garbage.
-    """
-    for bom, codec in _BOMS:
-        if data.startswith(bom):
-            try:
-                text = data.decode(codec)
-            except UnicodeDecodeError:
-                raise LoaderError(f"not valid {codec.upper()} text despite its byte-order mark") from None
-            return _checked_text(text)
-    if b"\x00" in data:
-        raise LoaderError("binary file (NUL bytes)")
-    codecs = ["utf-8"] + ([declared] if declared else []) + _detected_encodings(data)
-    for codec in dict.fromkeys(codecs):
-        try:
-            return _checked_text(data.decode(codec))
-        except (UnicodeDecodeError, LookupError):
-            continue
-    raise LoaderError("not valid UTF-8 text and no known encoding fits; save the file as UTF-8")
-
-
-def _detected_encodings(data: bytes) -> list[str]:
-    """Plausible legacy encodings, best first; ties broken by the order of ``LEGACY_ENCODINGS``."""
-    from charset_normalizer import from_bytes
-
-    matches = list(from_bytes(data, cp_isolation=list(LEGACY_ENCODINGS)))
-    rank = {name: i for i, name in enumerate(LEGACY_ENCODINGS)}
-    matches.sort(key=lambda m: (round(m.chaos, 3), -round(m.coherence, 3), rank.get(m.encoding, 99)))
-    return [m.encoding for m in matches]
-
-
-def _checked_text(text: str) -> str:
-    text = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
-    if not text.strip():
-        raise LoaderError("empty file")
-    sample = text[:65536]
-    controls = sum(1 for ch in sample if (ord(ch) < 32 and ch not in "\t\n\f\v") or ord(ch) == 127)
-    if controls > MAX_CONTROL_RATIO * len(sample):
-        raise LoaderError(f"binary file ({controls / len(sample):.0%} control characters)")
-    return text
 
 
 # --------------------------------------------------------------------------------------------------
@@ -829,6 +771,7 @@ def _drop_page_numbers(lines: list[str]) -> list[str]:
     return lines
 
 
+# Every parser by suffix, in one table; the formats beyond these six live in ``ingestion.formats``.
 _PARSERS: dict[str, Callable[[bytes], tuple[str | None, list[Block]]]] = {
     ".md": parse_markdown,
     ".markdown": parse_markdown,
@@ -836,14 +779,13 @@ _PARSERS: dict[str, Callable[[bytes], tuple[str | None, list[Block]]]] = {
     ".html": parse_html,
     ".htm": parse_html,
     ".pdf": parse_pdf,
+    **DOCUMENT_PARSERS,
+    ".ipynb": partial(parse_notebook, parse_markdown=parse_markdown),
+    **dict.fromkeys(CODE_SUFFIXES, parse_code),
 }
-
-
-# More formats (.rst, .docx, .csv/.tsv, .ipynb, source code) live in their own module.
-from ingestion.formats import PARSERS as _MORE_PARSERS  # noqa: E402
-
-_PARSERS.update(_MORE_PARSERS)
-SUPPORTED_SUFFIXES = SUPPORTED_SUFFIXES + tuple(_MORE_PARSERS)
+SUPPORTED_SUFFIXES = SUPPORTED_SUFFIXES + tuple(
+    suffix for suffix in _PARSERS if suffix not in SUPPORTED_SUFFIXES
+)
 
 
 def supported_suffixes() -> tuple[str, ...]:

@@ -20,7 +20,7 @@ import numpy as np
 from config import Settings
 from core.chunks import Chunk
 from ingestion.disk_space import generation_estimate, room_for_generation, vectors_lower_bound
-from ingestion.indexing import bm25_tokens, build_params
+from ingestion.index_params import bm25_tokens, build_params
 from retrievers.docstore import FileRecord
 from retrievers.index import IndexError_, read_generation, write_generation, write_lock
 from retrievers.store import milvus_target
