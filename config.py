@@ -31,10 +31,10 @@ E5_RUNTIMES: tuple[E5Runtime, ...] = get_args(E5Runtime)
 
 # The brain's roles (providers/brain/roles.py) as AGENTIC_RAG_LLM_ROLES names them; both spellings and
 # the step names of the trace are accepted.
-LLM_ROLES = ("analyse", "judge", "rewrite", "contextualise", "compress", "write", "verify")
+LLM_ROLES = ("analyze", "judge", "rewrite", "contextualize", "compress", "write", "verify")
 LLM_ROLE_ALIASES = {
-    "analyze": "analyse",
-    "contextualize": "contextualise",
+    "analyse": "analyze",
+    "contextualise": "contextualize",
     "answer": "write",
     "writer": "write",
     "check_support": "verify",
@@ -134,7 +134,7 @@ class Settings(BaseSettings):
     llm_roles: str = Field(
         default="auto",
         description="roles the LLM plays, the rest offline: auto (write for the packaged local models, "
-        "else all) | all | comma list of analyse, judge, rewrite, contextualise, compress, write, verify",
+        "else all) | all | comma list of analyze, judge, rewrite, contextualize, compress, write, verify",
     )
     llm_context_tokens: int = Field(
         default=0,

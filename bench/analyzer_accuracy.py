@@ -1,4 +1,4 @@
-"""Accuracy of the offline query analyser, and its decompositions against FanOutQA gold decompositions.
+"""Accuracy of the offline query analyzer, and its decompositions against FanOutQA gold decompositions.
 
 Usage:
     python bench/analyzer_accuracy.py [--labelled tests/data/analyzer_questions.jsonl]

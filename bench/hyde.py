@@ -3,7 +3,7 @@
 Offline, the hypothetical answer is the best first-pass sentence (``providers.offline_brain.hyde``).
 Rows: ``vector`` and ``hybrid`` (the question alone), ``hyde`` (the hypothetical answer's vector mixed
 with the question's, as ``HydeRetriever`` does), ``hybrid+hyde`` (RRF of the hybrid first pass and the
-HyDE ranking, the route the graph would take). Also split by the offline analyser's query type, since
+HyDE ranking, the route the graph would take). Also split by the offline analyzer's query type, since
 the route is meant for conceptual questions only. Not a test: prints Markdown for docs/evaluation.md.
 
     python bench/hyde.py --sets scifact_train,hotpotqa_hipporag100 --limit 100

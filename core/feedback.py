@@ -1,5 +1,5 @@
 """A user's verdict on one answer, with what the failure analysis needs: the turn's question, answer,
-citations, passages and trace. Stored by ``memory.feedback``, analysed by ``evaluators.feedback_analysis``."""
+citations, passages and trace. Stored by ``memory.feedback``, analyzed by ``evaluators.feedback_analysis``."""
 
 from __future__ import annotations
 

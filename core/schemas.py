@@ -34,7 +34,7 @@ def strip_bridge(template: str) -> str:
 
 
 class QueryAnalysis(BaseModel):
-    """What the analyser decided about a question and how to search for it."""
+    """What the analyzer decided about a question and how to search for it."""
 
     query_type: QueryType = "factual"
     complexity: Complexity = "simple"

@@ -16,7 +16,7 @@ class Decision(StrEnum):
     FOLLOW_UP = "follow_up"  # contextualize: a follow-up rewritten as a standalone question
     INVALID_INPUT = "invalid_input"  # contextualize: empty, too long or an unknown mode
     CLARIFY = "clarify"  # contextualize: a follow-up with nothing to refer to; ask which thing is meant
-    ROUTED = "routed"  # analyze_query: analysed and a strategy chosen
+    ROUTED = "routed"  # analyze_query: analyzed and a strategy chosen
     SEARCHED = "searched"  # retrieve_*: searched as planned
     TOPPED_UP = "topped_up"  # retrieve_keyword: too few BM25 hits, vector hits added
     RERANKED = "reranked"

@@ -26,12 +26,12 @@ RETRIEVE_NODE: dict[str, RetrieveNode] = {
 
 
 def route_entry(state: AgentState) -> EntryNode:
-    """Invalid input and unresolvable follow-ups go straight to the end; modes with analysis analyse;
+    """Invalid input and unresolvable follow-ups go straight to the end; modes with analysis analyze;
     others search as fixed."""
     if state.get("stop_reason") in ANSWERED_BEFORE_SEARCH:
         return "verify"
     policy = policy_for(state.get("mode") or "agentic")
-    if policy.analyse or policy.strategy is None:
+    if policy.analyze or policy.strategy is None:
         return "analyze_query"
     return RETRIEVE_NODE[policy.strategy]
 

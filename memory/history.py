@@ -1,4 +1,4 @@
-"""Fit a conversation into a token budget, and give the recent turns to the follow-up contextualiser.
+"""Fit a conversation into a token budget, and give the recent turns to the follow-up contextualizer.
 
 A thread's ``messages`` grow without bound while a model's context does not. We drop whole turns from the
 oldest end (a turn is a user message with every reply and tool exchange after it), so the model never
@@ -131,7 +131,7 @@ def history_turns(messages: list[BaseMessage], max_turns: int) -> list[tuple[Rol
 
     An exchange is a user message and the assistant replies after it. System prompts, tool traffic and
     assistant messages with no text (pure tool calls) carry nothing a reader of the conversation saw,
-    so they are left out. Pass the messages before the question being contextualised.
+    so they are left out. Pass the messages before the question being contextualized.
     """
     if max_turns < 0:
         raise ValueError(f"max_turns must be >= 0, got {max_turns}")

@@ -1,7 +1,7 @@
 """One conversation turn at a time per thread, across processes.
 
 Two turns on one thread that run at once both read the same latest checkpoint and each writes its own
-successor: one question/answer pair is lost and the second question is contextualised against the
+successor: one question/answer pair is lost and the second question is contextualized against the
 wrong history. Holding this lock for the whole turn serialises them. SQLite stores get an ``flock`` on a
 small per-thread file beside the database (per open file, so it also separates threads of one process);
 PostgreSQL stores get a session advisory lock, which every replica sharing the database sees.

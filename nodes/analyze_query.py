@@ -21,13 +21,13 @@ def analyze_query(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
     started = time.perf_counter()
     context = ctx(runtime)
     question = question_of(state)
-    analysis = context.brain.analyse(question)
-    if analysis.recommended_strategy != "global" and is_global(question):  # whichever brain analysed
+    analysis = context.brain.analyze(question)
+    if analysis.recommended_strategy != "global" and is_global(question):  # whichever brain analyzed
         analysis = analysis.model_copy(update={"recommended_strategy": "global"})
     policy = policy_of(state, context)
     strategy, why = route_reason(policy, analysis)
     # Routes beyond passages (issue 26): a configured API's trigger words, then table questions to SQL.
-    if policy.analyse and not policy.strategy:
+    if policy.analyze and not policy.strategy:
         if why_api := api_route_reason(question, context.api_tools):
             strategy, why = "api", why_api
         elif why_sql := sql_route_reason(question, analysis, context.sql):

@@ -18,7 +18,7 @@ from nodes.common import ctx, event, filters_of
 from nodes.context import AgentContext
 from nodes.policy import MODES
 from nodes.state import RESET, TURN_RESET, AgentState
-from providers.brain.contextualise import needs_clarification, the_one_document
+from providers.brain.contextualize import needs_clarification, the_one_document
 
 
 def validate_question(question: str, max_chars: int) -> str:
@@ -113,7 +113,7 @@ def contextualize(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
         )
         update["trace"] = [RESET, event("contextualize", started, context, Decision.CLARIFY, ask, turns=0)]
         return update
-    standalone = (context.brain.contextualise(question, history) if history else question) or question
+    standalone = (context.brain.contextualize(question, history) if history else question) or question
     update["standalone_question"] = standalone
     decision = Decision.FOLLOW_UP if standalone != question else Decision.STANDALONE
     detail = standalone if decision is Decision.FOLLOW_UP else ""

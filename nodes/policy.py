@@ -1,6 +1,6 @@
 """What each retrieval mode does, and the routing decisions as small pure functions.
 
-A ``ModePolicy`` answers the per-mode questions (analyse? rerank? loop? second hop?) in one place,
+A ``ModePolicy`` answers the per-mode questions (analyze? rerank? loop? second hop?) in one place,
 so nodes ask the policy instead of comparing mode names.
 """
 
@@ -37,8 +37,8 @@ ACTION_STRATEGY: dict[str, StrategyName] = {
 class ModePolicy:
     """The steps a mode takes. ``strategy`` fixes the retrieval; None lets the analysis choose."""
 
-    analyse: bool = False
-    follow_recommendation: bool = False  # search parts only when the analyser found two or more (else any)
+    analyze: bool = False
+    follow_recommendation: bool = False  # search parts only when the analyzer found two or more (else any)
     rerank: bool = False
     loop: bool = False  # evaluate the evidence and retry while it is insufficient
     second_hop: bool = False  # multi-hop searches again through the bridge entities the first hop found
@@ -52,9 +52,9 @@ POLICIES: dict[Mode, ModePolicy] = {
     "keyword": ModePolicy(strategy="keyword", keyword_top_up=False),
     "hybrid": ModePolicy(strategy="hybrid"),
     "hybrid_rerank": ModePolicy(strategy="hybrid", rerank=True),
-    "self_query": ModePolicy(analyse=True, rerank=True),
+    "self_query": ModePolicy(analyze=True, rerank=True),
     "agentic": ModePolicy(
-        analyse=True, follow_recommendation=True, rerank=True, loop=True, second_hop=True, entity_graph=True
+        analyze=True, follow_recommendation=True, rerank=True, loop=True, second_hop=True, entity_graph=True
     ),
 }
 

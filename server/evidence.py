@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from core.schemas import Passage
 from core.text import CITATION_RE, parse_citations, split_sentences
-from providers.brain.analyse import key_terms
+from providers.brain.analyze import key_terms
 from server.spans import sentence_spans
 
 SUPPORT_SHARE = 0.6  # check_answer_support's default lexical threshold

@@ -33,7 +33,7 @@ from providers.brain import offline_brain
 )
 def test_follow_ups_carry_the_previous_topic(previous, follow_up, must_contain):
     turns = [("user", previous), ("assistant", "An answer [1].")]
-    standalone = offline_brain().contextualise(follow_up, turns)
+    standalone = offline_brain().contextualize(follow_up, turns)
     for part in must_contain:
         assert part in standalone
 
@@ -41,7 +41,7 @@ def test_follow_ups_carry_the_previous_topic(previous, follow_up, must_contain):
 @pytest.mark.parametrize("question", ["What is reciprocal rank fusion?", "倒数排名融合是什么？"])
 def test_self_contained_questions_are_left_alone(question):
     turns = [("user", "How does BM25 work?"), ("assistant", "It ranks by term statistics [1].")]
-    assert offline_brain().contextualise(question, turns) == question
+    assert offline_brain().contextualize(question, turns) == question
 
 
 # ---- resolved, not prefixed (issue 8) ---------------------------------------------------------------

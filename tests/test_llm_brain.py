@@ -162,7 +162,7 @@ def test_analysis_comes_back_through_json_schema_structured_output(
 ) -> None:
     brain = make_brain(openai_server, fallback)
     openai_server.script(reply_json(COMPARATIVE))
-    analysis = brain.analyse("BM25 和向量检索有什么区别？")
+    analysis = brain.analyze("BM25 和向量检索有什么区别？")
     assert analysis == QueryAnalysis.model_validate(COMPARATIVE)
     [body] = openai_server.requests
     assert body["response_format"]["type"] == "json_schema"
@@ -185,7 +185,7 @@ def test_analysis_through_function_calling_reads_the_tool_call(
 ) -> None:
     brain = make_brain(openai_server, fallback, structured_method="function_calling")
     openai_server.script(tool_call(None, {"query_type": "procedural", "sub_queries": [], "language": "en"}))
-    analysis = brain.analyse("How do I rebuild the index?")
+    analysis = brain.analyze("How do I rebuild the index?")
     assert analysis.query_type == "procedural"
     [body] = openai_server.requests
     assert body["tool_choice"]["function"]["name"] == "AnalysisReply"
@@ -205,7 +205,7 @@ def test_fenced_or_slightly_broken_json_is_repaired_without_another_call(
 ) -> None:
     brain = make_brain(openai_server, fallback)
     openai_server.script(reply(text))
-    analysis = brain.analyse("BM25 和向量检索有什么区别？")
+    analysis = brain.analyze("BM25 和向量检索有什么区别？")
     assert analysis.query_type == "comparative"
     assert analysis.sub_queries == ["BM25 的原理", "向量检索的原理"]
     assert calls(brain)[0]["model_calls"] == 1
@@ -216,8 +216,8 @@ def test_hopeless_json_falls_back_after_the_parse_attempts_and_says_so(
 ) -> None:
     brain = make_brain(openai_server, fallback, parse_attempts=2)
     openai_server.script(reply("I think it is a comparison question."), reply("这是一个比较类问题。"))
-    analysis = brain.analyse("BM25 和向量检索有什么区别？")
-    assert analysis == fallback.analyse("BM25 和向量检索有什么区别？")
+    analysis = brain.analyze("BM25 和向量检索有什么区别？")
+    assert analysis == fallback.analyze("BM25 和向量检索有什么区别？")
     [record] = calls(brain)
     assert record["fallback"] is True
     assert record["model_calls"] == 2
@@ -238,8 +238,8 @@ def test_a_server_rejecting_response_format_is_asked_in_plain_text_from_then_on(
         reply(json.dumps(COMPARATIVE, ensure_ascii=False)),
         reply('{"query_type": "factual"}'),
     )
-    assert brain.analyse("BM25 和向量检索有什么区别？").query_type == "comparative"
-    assert brain.analyse("What is RRF?").query_type == "factual"
+    assert brain.analyze("BM25 和向量检索有什么区别？").query_type == "comparative"
+    assert brain.analyze("What is RRF?").query_type == "factual"
     assert ["response_format" in body for body in openai_server.requests] == [True, False, False]
     assert [r["fallback"] for r in calls(brain)] == [False, False]
 
@@ -253,7 +253,7 @@ def test_rate_limit_then_success_is_retried_by_the_client(
 ) -> None:
     brain = make_brain(openai_server, fallback, max_retries=2)
     openai_server.script(http_error(429, "rate limited"), reply_json(COMPARATIVE))
-    assert brain.analyse("BM25 和向量检索有什么区别？").query_type == "comparative"
+    assert brain.analyze("BM25 和向量检索有什么区别？").query_type == "comparative"
     assert len(openai_server.requests) == 2
     assert calls(brain)[0] == {"step": "analyze", "model_calls": 2, "fallback": False, "error": None}
 
@@ -264,7 +264,7 @@ def test_repeated_server_errors_fall_back_after_the_retries(
     brain = make_brain(openai_server, fallback, max_retries=2)
     openai_server.script(*[http_error(500, "upstream crashed")] * 3)
     question = "What is reciprocal rank fusion?"
-    assert brain.analyse(question) == fallback.analyse(question)
+    assert brain.analyze(question) == fallback.analyze(question)
     assert len(openai_server.requests) == 3  # first try + 2 client retries, no extra plain-text call
     [record] = calls(brain)
     assert record["fallback"] is True
@@ -287,7 +287,7 @@ def test_a_hanging_server_times_out_and_falls_back_quickly(
 def test_a_broken_response_body_falls_back(openai_server: ScriptedOpenAIServer, fallback: Brain) -> None:
     brain = make_brain(openai_server, fallback, structured_method="prompt", max_retries=0)
     openai_server.script(malformed("<html>502 Bad Gateway</html>"))
-    assert brain.analyse("What is RRF?") == fallback.analyse("What is RRF?")
+    assert brain.analyze("What is RRF?") == fallback.analyze("What is RRF?")
     assert calls(brain)[0]["fallback"] is True
 
 
@@ -351,7 +351,7 @@ def test_contextualize_sends_the_turns_and_returns_a_standalone_question(
     brain = make_brain(openai_server, fallback)
     history = [("user", "检索服务最近有性能问题吗？"), ("assistant", "有，BM25 索引重建时延迟升高 [1]。")]
     openai_server.script(reply('"BM25 索引重建导致的延迟升高问题是怎么解决的？"'))
-    standalone = brain.contextualise("那个性能问题怎么解决的", history)
+    standalone = brain.contextualize("那个性能问题怎么解决的", history)
     assert standalone == "BM25 索引重建导致的延迟升高问题是怎么解决的？"
     body = user_text(openai_server.requests[0])
     assert "<conversation>\nuser: 检索服务最近有性能问题吗？\nassistant: 有，BM25" in body
@@ -362,7 +362,7 @@ def test_contextualize_without_history_makes_no_call(
     openai_server: ScriptedOpenAIServer, fallback: Brain
 ) -> None:
     brain = make_brain(openai_server, fallback)
-    assert brain.contextualise("What is RRF?", []) == "What is RRF?"
+    assert brain.contextualize("What is RRF?", []) == "What is RRF?"
     assert openai_server.requests == []
 
 
@@ -478,7 +478,7 @@ def test_drain_calls_is_per_thread(openai_server: ScriptedOpenAIServer, fallback
     seen: dict[str, list[dict[str, Any]]] = {}
 
     def work(name: str) -> None:
-        brain.analyse(f"question from {name}")
+        brain.analyze(f"question from {name}")
         seen[name] = calls(brain)
 
     threads = [threading.Thread(target=work, args=(n,)) for n in ("a", "b")]
@@ -506,7 +506,7 @@ def test_only_answer_tokens_reach_langgraph_message_stream(
     )
 
     def analyze(state: _State) -> _State:
-        return {"analysis": brain.analyse(state["question"]).model_dump()}
+        return {"analysis": brain.analyze(state["question"]).model_dump()}
 
     def generate(state: _State) -> _State:
         return {"answer": brain.write(state["question"], [passage(1, "RRF sums 1/(k+rank).")]).answer}
@@ -532,10 +532,10 @@ def test_plausible_responder_scripts_every_step_without_fallbacks(
     brain = make_brain(openai_server, fallback)
     openai_server.responder = plausible_reply
     passages = [passage(1, "RRF 按名次倒数融合。" * 40), passage(2, "BM25 是词法打分。" * 40)]
-    question = brain.contextualise(
+    question = brain.contextualize(
         "那它的 k 呢？", [("user", "RRF 是什么？"), ("assistant", "一种融合方法 [1]。")]
     )
-    analysis = brain.analyse(question)
+    analysis = brain.analyze(question)
     evaluation = brain.judge(question, analysis, [scored("a", "RRF"), scored("b", "BM25")], [question])
     rewritten = brain.rewrite(question, evaluation, [question])
     compressed = brain.compress(question, passages, token_budget=60)

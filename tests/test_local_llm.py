@@ -146,25 +146,25 @@ def test_the_server_lists_the_packaged_model_and_doctor_recognises_it(local_mode
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_structured_analysis_parses_or_falls_back_with_a_reason(llm_settings, language):
     brain = make_brain(llm_settings)
-    analysis = brain.analyse(QUESTIONS[language])
+    analysis = brain.analyze(QUESTIONS[language])
     [record] = brain.calls.drain()
     assert analysis.language in ("zh", "en")
     assert len(analysis.sub_queries) <= 4
     assert record.capped == 0  # the bounded schema and cap keep the reply short
     if record.fallback:
         assert record.error
-        assert analysis == offline_brain().analyse(QUESTIONS[language])
+        assert analysis == offline_brain().analyze(QUESTIONS[language])
     else:
         assert record.model_calls >= 1 and analysis.language == language
 
 
 def test_a_reply_stopped_at_its_cap_is_unusable_and_the_offline_role_answers(llm_settings):
     brain = make_brain(llm_settings.model_copy(update={"llm_max_tokens_analyze": 16}))
-    analysis = brain.analyse(QUESTIONS["zh"])
+    analysis = brain.analyze(QUESTIONS["zh"])
     [record] = brain.calls.drain()
     assert record.capped == 1 and record.fallback and "max_tokens=16" in (record.error or "")
     assert record.model_calls == 1  # a capped reply is not asked again
-    assert analysis == offline_brain().analyse(QUESTIONS["zh"])
+    assert analysis == offline_brain().analyze(QUESTIONS["zh"])
 
 
 def test_the_judge_and_the_writer_run_and_the_answer_cites_only_given_passages(llm_settings, embedder):
@@ -172,7 +172,7 @@ def test_the_judge_and_the_writer_run_and_the_answer_cites_only_given_passages(l
     chunks = [c for c in graph_corpus() if c.language == "en"][:3]
     scored = [ScoredChunk(chunk=c, score=1.0 - i / 10) for i, c in enumerate(chunks)]
     question = QUESTIONS["en"]
-    evaluation = brain.judge(question, brain.analyse(question), scored, [question])
+    evaluation = brain.judge(question, brain.analyze(question), scored, [question])
     assert [j.chunk_id for j in evaluation.judgements] == [c.id for c in chunks]
     assert all(0.0 <= j.relevance <= 1.0 for j in evaluation.judgements)
     passages = [

@@ -110,20 +110,20 @@ def test_a_language_outside_the_allowed_values_makes_the_analysis_fall_back(open
     brain = make_brain(load_settings(openai_base_url=openai_server.base_url, openai_api_key="sk-test"))
     bad = {"query_type": "factual", "recommended_strategy": "hybrid", "sub_queries": [], "language": language}
     openai_server.script(reply_json(bad), reply_json(bad))
-    analysis = brain.analyse("混合检索用什么算法合并结果？")
+    analysis = brain.analyze("混合检索用什么算法合并结果？")
     [record] = brain.calls.drain()
     assert record.fallback and "language" in (record.error or "")
-    assert analysis == offline_brain().analyse("混合检索用什么算法合并结果？")
+    assert analysis == offline_brain().analyze("混合检索用什么算法合并结果？")
 
 
 def test_a_structured_reply_stopped_at_its_cap_is_not_used_nor_asked_again(openai_server):
     brain = make_brain(load_settings(openai_base_url=openai_server.base_url, openai_api_key="sk-test"))
     openai_server.script(capped('{"query_type": "factual", "sub_queries": ["混合检索", "混合检索'))
-    analysis = brain.analyse("混合检索用什么算法合并结果？")
+    analysis = brain.analyze("混合检索用什么算法合并结果？")
     [record] = brain.calls.drain()
     assert record.capped == 1 and record.fallback and "stopped at max_tokens=200" in (record.error or "")
     assert len(openai_server.requests) == 1
-    assert analysis == offline_brain().analyse("混合检索用什么算法合并结果？")
+    assert analysis == offline_brain().analyze("混合检索用什么算法合并结果？")
 
 
 def test_a_streamed_answer_stopped_at_its_cap_is_replaced_by_the_offline_answer(context_for, openai_server):

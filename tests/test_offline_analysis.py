@@ -1,4 +1,4 @@
-"""Specification of the offline query analyser and decomposer, Chinese and English side by side."""
+"""Specification of the offline query analyzer and decomposer, Chinese and English side by side."""
 
 from __future__ import annotations
 

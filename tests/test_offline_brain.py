@@ -51,7 +51,7 @@ class TestJudge:
     def test_sufficient_when_top_chunks_cover_the_question(self, brain: Brain) -> None:
         question = "What does the k1 parameter of BM25 control?"
         chunks = [scored(WEATHER_EN, "w", 3.0), scored(BM25_EN, "b", 1.0)]
-        evaluation = brain.judge(question, brain.analyse(question), chunks, [])
+        evaluation = brain.judge(question, brain.analyze(question), chunks, [])
         assert evaluation.is_sufficient and evaluation.suggested_action == "answer"
         relevance = {j.chunk_id: j.relevance for j in evaluation.judgements}
         assert relevance["b"] > relevance["w"]  # coverage beats a higher rerank score without the terms
@@ -60,14 +60,14 @@ class TestJudge:
     def test_insufficient_lists_missing_terms_zh(self, brain: Brain) -> None:
         question = "HNSW 索引的 efSearch 参数如何影响查询延迟？"
         chunks = [scored(WEATHER_EN, "w", 0.9), scored(BM25_EN, "b", 0.2)]
-        evaluation = brain.judge(question, brain.analyse(question), chunks, [question])
+        evaluation = brain.judge(question, brain.analyze(question), chunks, [question])
         assert not evaluation.is_sufficient
         assert "efsearch" in [m.lower() for m in evaluation.missing_info]
         assert evaluation.suggested_action != "answer"
 
     def test_uncovered_sub_query_suggests_multi_hop(self, brain: Brain) -> None:
         question = "What is the difference between BM25 and HNSW?"
-        analysis = brain.analyse(question).model_copy(update={"recommended_strategy": "hybrid"})
+        analysis = brain.analyze(question).model_copy(update={"recommended_strategy": "hybrid"})
         evaluation = brain.judge(question, analysis, [scored(BM25_EN, "b", 1.0)], [])
         assert not evaluation.is_sufficient
         assert evaluation.suggested_action == "multi_hop"
@@ -83,7 +83,7 @@ class TestJudge:
     def test_the_retry_uses_the_retriever_the_first_search_lacked(self, brain: Brain, question: str) -> None:
         """Judged by what was searched: keyword hits alone -> vector; a fused search that missed an
         identifier -> keyword search alone."""
-        analysis = brain.analyse(question)
+        analysis = brain.analyze(question)
         keyword_only = scored(WEATHER_EN, "w", 1.0).model_copy(update={"ranks": {"keyword": 1}})
         evaluation = brain.judge(question, analysis, [keyword_only], [])
         assert evaluation.suggested_action == "retry_vector"
@@ -94,8 +94,8 @@ class TestJudge:
     def test_is_deterministic(self, brain: Brain) -> None:
         question = "HNSW 的内存占用为什么高？"
         chunks = [scored(HNSW_ZH, "h", 0.4), scored(BM25_EN, "b", 0.7)]
-        first = brain.judge(question, brain.analyse(question), chunks, [])
-        assert first == brain.judge(question, brain.analyse(question), chunks, [])
+        first = brain.judge(question, brain.analyze(question), chunks, [])
+        assert first == brain.judge(question, brain.analyze(question), chunks, [])
         assert first.is_sufficient
 
 
@@ -115,22 +115,22 @@ def test_rewrite_targets_missing_info_and_never_repeats(brain: Brain) -> None:
 class TestContextualize:
     def test_zh_follow_up_carries_previous_topic(self, brain: Brain) -> None:
         history = [("user", "HNSW 索引的性能问题有哪些？"), ("assistant", "主要是内存占用高、构建慢。")]
-        assert brain.contextualise("那个性能问题怎么解决的", history) == "HNSW 索引的性能问题怎么解决的"
-        assert brain.contextualise("它的内存占用怎么降低？", history) == "HNSW 索引的内存占用怎么降低？"
-        assert brain.contextualise("那召回率呢？", history) == "HNSW 索引的召回率呢？"
+        assert brain.contextualize("那个性能问题怎么解决的", history) == "HNSW 索引的性能问题怎么解决的"
+        assert brain.contextualize("它的内存占用怎么降低？", history) == "HNSW 索引的内存占用怎么降低？"
+        assert brain.contextualize("那召回率呢？", history) == "HNSW 索引的召回率呢？"
 
     def test_en_follow_up_carries_previous_topic(self, brain: Brain) -> None:
         history = [("user", "How does hybrid search work?"), ("assistant", "It fuses BM25 and vectors.")]
-        assert brain.contextualise("and what about its latency?", history) == (
+        assert brain.contextualize("and what about its latency?", history) == (
             "what about the hybrid search's latency?"
         )
-        assert brain.contextualise("Is it fast?", [("user", "Why does BM25 return negative scores?")]) == (
+        assert brain.contextualize("Is it fast?", [("user", "Why does BM25 return negative scores?")]) == (
             "Is BM25 fast?"
         )
 
     def test_chain_of_follow_ups_keeps_the_first_topic(self, brain: Brain) -> None:
         history = [("user", "How does hybrid search work?"), ("user", "Is it fast?")]
-        assert "hybrid search" in brain.contextualise("What about its memory use?", history)
+        assert "hybrid search" in brain.contextualize("What about its memory use?", history)
 
     @pytest.mark.parametrize(
         "question",
@@ -141,11 +141,11 @@ class TestContextualize:
         ],
     )
     def test_self_contained_question_is_unchanged(self, brain: Brain, question: str) -> None:
-        assert brain.contextualise(question, [("user", "How does hybrid search work?")]) == question
+        assert brain.contextualize(question, [("user", "How does hybrid search work?")]) == question
 
     def test_bad_history_gets_a_clear_error(self, brain: Brain) -> None:
         with pytest.raises(ValueError, match="role"):
-            brain.contextualise("what about it?", [("system", "x")])
+            brain.contextualize("what about it?", [("system", "x")])
 
 
 class TestCompress:

@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from providers.brain.analyse import LLMAnalyser, OfflineAnalyser
+from providers.brain.analyze import LLMAnalyzer, OfflineAnalyzer
 from providers.brain.calls import CallLog, ModelCall
 from providers.brain.chat import Chat, StructuredMethod, model_name
 from providers.brain.citing import Citer
 from providers.brain.compress import LLMCompressor, OfflineCompressor
-from providers.brain.contextualise import LLMContextualiser, OfflineContextualiser
+from providers.brain.contextualize import LLMContextualizer, OfflineContextualizer
 from providers.brain.fallback import WithFallback
 from providers.brain.judge import LLMJudge, OfflineJudge
 from providers.brain.rewrite import LLMRewriter, OfflineRewriter
@@ -50,10 +50,10 @@ def offline_brain(
     meaning = Meaning(embedder) if embedder is not None else None
     return Brain(
         name="offline",
-        analyse=OfflineAnalyser(),
+        analyze=OfflineAnalyzer(),
         judge=OfflineJudge(sufficiency, meaning),
         rewrite=OfflineRewriter(),
-        contextualise=OfflineContextualiser(),
+        contextualize=OfflineContextualizer(),
         compress=OfflineCompressor(meaning),
         write=OfflineWriter(sufficiency, meaning),
         verify=OfflineVerifier(_ratio("support_threshold", support_threshold), meaning),
@@ -62,10 +62,10 @@ def offline_brain(
 
 # The step names each role's requests are counted (and capped) under.
 ROLE_STEPS = {
-    "analyse": ("analyze",),
+    "analyze": ("analyze",),
     "judge": ("judge",),
     "rewrite": ("rewrite",),
-    "contextualise": ("contextualize",),
+    "contextualize": ("contextualize",),
     "compress": ("compress",),
     "write": ("answer", "tools"),
     "verify": ("check_support",),
@@ -114,10 +114,10 @@ def llm_brain(
         max_tokens=max_tokens,
     )
     primaries: dict[str, Any] = {
-        "analyse": LLMAnalyser(chat),
+        "analyze": LLMAnalyzer(chat),
         "judge": LLMJudge(chat, fallback.judge, tokens_per_chunk=judge_tokens_per_chunk),
         "rewrite": LLMRewriter(chat),
-        "contextualise": LLMContextualiser(chat),
+        "contextualize": LLMContextualizer(chat),
         "compress": LLMCompressor(chat),
         "write": LLMWriter(chat, answer_check, max_answer_chars, citer),
         "verify": LLMVerifier(chat),

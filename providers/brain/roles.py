@@ -16,7 +16,7 @@ from core.schemas import DraftAnswer, Passage, QueryAnalysis, RetrievalEvaluatio
 from providers.brain.calls import CallLog
 
 
-class Analyse(Protocol):
+class Analyze(Protocol):
     def __call__(self, question: str) -> QueryAnalysis:
         """Classify the question, decompose it and recommend a retrieval strategy."""
         ...
@@ -36,7 +36,7 @@ class Rewrite(Protocol):
         ...
 
 
-class Contextualise(Protocol):
+class Contextualize(Protocol):
     def __call__(self, question: str, history: list[tuple[str, str]]) -> str:
         """A follow-up turned into a standalone question, using (role, text) turns, oldest first."""
         ...
@@ -65,10 +65,10 @@ class Brain:
     """One answerer per role plus the log of model calls they made (read by the trace)."""
 
     name: str
-    analyse: Analyse
+    analyze: Analyze
     judge: Judge
     rewrite: Rewrite
-    contextualise: Contextualise
+    contextualize: Contextualize
     compress: Compress
     write: Write
     verify: Verify

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from core.text import CJK, contains_cjk, jieba
 
-# ---- cue lexicon shared with the analyser ---------------------------------------------------------
+# ---- cue lexicon shared with the analyzer ---------------------------------------------------------
 
 ZH_COMPARE_CUES = (
     "区别",

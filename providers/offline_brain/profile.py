@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from core.text import detect_language
 from providers.offline_brain.analysis import key_terms
-from providers.offline_brain.contextualize import refers_back
+from providers.offline_brain.contextualize import has_referring_word
 from providers.offline_brain.decompose import decompose
 from providers.offline_brain.facts import defined_term, wanted
 from providers.offline_brain.lexicon import lexicon
@@ -34,7 +34,9 @@ class QuestionProfile(BaseModel):
         default_factory=list, description="sub-questions (the analysis's sub_queries); [] for a simple one"
     )
     asks_for_code: bool = Field(default=False, description="asks for a command, code or an example")
-    refers_back: bool = Field(default=False, description="leans on an earlier turn (它 / this / what about)")
+    has_referring_word: bool = Field(
+        default=False, description="leans on an earlier turn (它 / this / what about)"
+    )
 
     @property
     def kind_set(self) -> set[str]:
@@ -43,7 +45,7 @@ class QuestionProfile(BaseModel):
 
 @lru_cache(maxsize=2048)
 def profile(question: str) -> QuestionProfile:
-    """The profile of ``question`` (memoised: the analyser, judge and writer share one reading)."""
+    """The profile of ``question`` (memoised: the analyzer, judge and writer share one reading)."""
     language = detect_language(question)
     return QuestionProfile(
         text=question,
@@ -54,7 +56,7 @@ def profile(question: str) -> QuestionProfile:
         defined_term=defined_term(question),
         parts=decompose(question),
         asks_for_code=bool(lexicon().pattern("asks_for_code").search(question)),
-        refers_back=refers_back(question),
+        has_referring_word=has_referring_word(question),
     )
 
 

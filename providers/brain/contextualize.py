@@ -1,4 +1,4 @@
-"""Contextualise: a follow-up question rewritten to stand alone, using the conversation so far."""
+"""Contextualize: a follow-up question rewritten to stand alone, using the conversation so far."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from providers.offline_brain.contextualize import (
     the_one_document,
 )
 
-__all__ = ["LLMContextualiser", "OfflineContextualiser", "needs_clarification", "the_one_document"]
+__all__ = ["LLMContextualizer", "OfflineContextualizer", "needs_clarification", "the_one_document"]
 
 
-class OfflineContextualiser:
+class OfflineContextualizer:
     """Reference resolution rules (providers/offline_brain/contextualize.py). ``needs_clarification``
     is asked before either brain: a fresh thread that says "it" has nothing any model could resolve."""
 
@@ -22,7 +22,7 @@ class OfflineContextualiser:
         return contextualize_question(question, history)
 
 
-class LLMContextualiser:
+class LLMContextualizer:
     def __init__(self, chat: Chat) -> None:
         self.chat = chat
 

@@ -1,4 +1,4 @@
-"""Analyse: classify the question, split it into sub-queries and recommend a retrieval strategy."""
+"""Analyze: classify the question, split it into sub-queries and recommend a retrieval strategy."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from providers import prompts
 from providers.brain.chat import Chat, messages, norm
 from providers.offline_brain.analysis import analyze_question, key_terms
 
-__all__ = ["AnalysisReply", "LLMAnalyser", "OfflineAnalyser", "key_terms"]  # key_terms: the server's evidence
+__all__ = ["AnalysisReply", "LLMAnalyzer", "OfflineAnalyzer", "key_terms"]  # key_terms: the server's evidence
 
 # Bounds of the analysis reply's JSON schema (maxItems / maxLength): a grammar-constrained server cannot
 # loop on sub-queries, and a reply that breaks them is invalid for any server.
@@ -39,14 +39,14 @@ class AnalysisReply(BaseModel):
     language: Language | None = Field(default=None, description="zh for a Chinese question, en otherwise")
 
 
-class OfflineAnalyser:
+class OfflineAnalyzer:
     """Deterministic zh/en rules (providers/offline_brain/analysis.py)."""
 
     def __call__(self, question: str) -> QueryAnalysis:
         return analyze_question(question)
 
 
-class LLMAnalyser:
+class LLMAnalyzer:
     def __init__(self, chat: Chat) -> None:
         self.chat = chat
 
