@@ -12,7 +12,7 @@ Each bad answer gets one class:
   sentence, or the user disagrees with the documents).
 
 Pure functions: re-running a question in other modes is a callable the caller passes in
-(``graph.feedback`` runs the real graph), so the rules are tested without models.
+(``app.feedback`` runs the real graph), so the rules are tested without models.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The index an evaluation dataset is searched in: built once per corpus and index-shaping settings,
-then reused (``graph.evaluation`` runs the graph over it in each mode)."""
+then reused (``app.evaluation`` runs the graph over it in each mode)."""
 
 from __future__ import annotations
 

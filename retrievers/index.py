@@ -250,7 +250,7 @@ def _read_pointer(folder: Path) -> dict:
 
 
 def generation_on_disk(folder: Path) -> str | None:
-    """``name@created_at`` of the folder's current generation (how ``nodes.context.generation_key`` names
+    """``name@created_at`` of the folder's current generation (how ``app.wiring.generation_key`` names
     an opened one), read from the pointer and manifest only; None when there is no readable index.
 
     A server compares it between requests to notice an ingest by another process (or the CLI)."""

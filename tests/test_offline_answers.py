@@ -1,7 +1,7 @@
 """Evidence judged by meaning, answers a reader can use, and verification that can fail (zh and en).
 
 The offline brain here gets the real multilingual embedder the index uses (``embedder`` fixture), the
-way ``nodes.context.build_context`` hands it over.
+way ``app.wiring.build_context`` hands it over.
 """
 
 from __future__ import annotations

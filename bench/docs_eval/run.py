@@ -12,7 +12,7 @@ once through the real graph with default settings and the offline brain, and sco
 
 It prints answerable-correct rate, refusal rate on unanswerable, wrong-answer rate (answered but wrong,
 over all questions and per kind), seconds per question, and a breakdown by language and project; it
-writes one JSON per question plus ``summary.json`` to ``--out``. Like ``graph.evaluation`` it measures
+writes one JSON per question plus ``summary.json`` to ``--out``. Like ``app.evaluation`` it measures
 the pipeline, so the answer cache is off (each question is asked once, in a fresh thread).
 
     nice -n 10 python bench/docs_eval/run.py [--out eval_out/docs_eval/run] [--reuse-index] [--ids ID ...]
