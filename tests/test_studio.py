@@ -36,6 +36,19 @@ def test_langgraph_json_exposes_the_module_level_graph():
     assert "env" not in config or (ROOT / config["env"]).exists()
 
 
+def test_the_studio_graph_registers_the_settings_default_nodes_fall_back_to(monkeypatch):
+    """Studio sends plain JSON as the context: nodes (which never import app/) resolve it through the
+    default ``app.studio`` registers; with none registered the run fails with a pointed message."""
+    import app.studio
+    from app.wiring import default_context
+    from nodes import context
+
+    assert context._default is default_context
+    monkeypatch.setattr(context, "_default", None)
+    with pytest.raises(RuntimeError, match=r"pass context=app\.build_context"):
+        context.resolve_context({"index_dir": "x"})
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
