@@ -27,14 +27,6 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:  # lazy: importing the package must not load models
-    if name == "build_graph":
-        from graph.builder import build_graph
-
-        return build_graph
-    if name == "AgentContext":
-        from nodes.context import AgentContext
-
-        return AgentContext
     if name == "build_context":
         from app.wiring import build_context
 
@@ -43,8 +35,8 @@ def __getattr__(name: str) -> Any:  # lazy: importing the package must not load 
         from app import feedback
 
         return getattr(feedback, name)
-    if name in ("ask", "AskResult"):
-        from graph import run
+    if name in ("build_graph", "AgentContext", "ask", "AskResult"):
+        import graph
 
-        return getattr(run, name)
+        return getattr(graph, name)
     raise AttributeError(name)
