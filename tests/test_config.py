@@ -34,6 +34,13 @@ def test_standard_openai_variables_configure_the_llm(monkeypatch):
     assert not load_settings(brain="offline").llm_configured
 
 
+def test_a_setting_read_from_an_aliased_variable_is_also_set_by_its_field_name(monkeypatch):
+    """``llm_model`` is read from OPENAI_MODEL; an embedding app or flag passing ``llm_model=`` wins."""
+    monkeypatch.setenv("OPENAI_MODEL", "from-env")
+    assert load_settings(llm_model="qwen2.5-coder-0.5b").llm_model == "qwen2.5-coder-0.5b"
+    assert load_settings().llm_model == "from-env"
+
+
 def test_a_dotenv_file_is_read(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".env").write_text("AGENTIC_RAG_CHUNK_SIZE=1234\n", encoding="utf-8")
