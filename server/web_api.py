@@ -43,13 +43,23 @@ class FeedbackRequest(BaseModel):
     )
 
 
+def _routes(app: FastAPI) -> list[tuple[str, set[str]]]:
+    """(path, methods) of every route, through included routers: FastAPI 0.165 keeps an included
+    router as one entry whose ``effective_route_contexts()`` lists its routes with their full paths."""
+    found = []
+    for route in app.routes:
+        contexts = getattr(route, "effective_route_contexts", None)
+        for item in contexts() if callable(contexts) else [route]:
+            found.append((getattr(item, "path", ""), set(getattr(item, "methods", None) or ())))
+    return found
+
+
 def upload_route(app: FastAPI) -> str | None:
     """The path of the document-upload route when this app has one (its parameter named as it likes)."""
-    for route in app.routes:
-        path = getattr(route, "path", "")
+    for path, methods in _routes(app):
         parts = path.split("/")
         if (
-            "POST" in (getattr(route, "methods", None) or ())
+            "POST" in methods
             and len(parts) == 5
             and parts[:3] == ["", "v1", "collections"]
             and parts[3].startswith("{")

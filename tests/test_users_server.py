@@ -179,6 +179,14 @@ def test_citations_are_relative_to_the_collection_root(live):
     assert str(live.tmp) not in json.dumps(live.ask("alice", QUESTIONS["hr"][1]).json(), ensure_ascii=False)
 
 
+def test_evidence_highlights_come_unless_declined(live):
+    question = QUESTIONS["public"][1]
+    full = live.ask("dave", question).json()
+    assert full["evidence"] and full["evidence"][0]["highlights"], full
+    lean = live.ask("dave", question, evidence=False).json()
+    assert lean["evidence"] == [] and lean["answer"] == full["answer"] and lean["citations"]
+
+
 # --- OpenAI-compatible, plain and streamed; acting for a user ----------------------------------------------
 def _client(live, who: str) -> openai.OpenAI:
     key = ADMIN if who == "admin" else live.keys[who]
