@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from app.wiring import reranker_for
+from core.chunks import Filters
 from evaluators.feedback_analysis import Diagnosis, Proposal, class_counts, diagnose, holds_answer, propose
 from graph.run import ask
 from memory.conversation_log import answered_turns
@@ -78,9 +79,11 @@ def add_feedback(
     *,
     turn: int | None = None,
     note: str = "",
+    author: str = "",
 ) -> FeedbackRecord:
-    """Record a verdict on a turn (the last by default) with its question, answer, citations and trace."""
-    record = turn_record(app, thread_id, verdict, turn=turn, note=note)
+    """Record a verdict on a turn (the last by default) with its question, answer, citations and trace,
+    as given by ``author`` (a server user; "" for the CLI)."""
+    record = turn_record(app, thread_id, verdict, turn=turn, note=note).model_copy(update={"author": author})
     record.id = store.add(record)
     return record
 
@@ -93,8 +96,10 @@ class FeedbackReport(BaseModel):
     proposals: list[Proposal] = Field(default_factory=list)
 
 
-def _passage_texts(app: Any, context: AgentContext, question: str, mode: str) -> list[str]:
-    result = ask(app, question, context=replace(context, cache=None), mode=mode)
+def _passage_texts(
+    app: Any, context: AgentContext, question: str, mode: str, filters: Filters | None = None
+) -> list[str]:
+    result = ask(app, question, context=replace(context, cache=None), mode=mode, filters=filters)
     return [p.text for p in result.passages]
 
 
@@ -117,15 +122,26 @@ def with_passage_texts(record: FeedbackRecord, store: Any) -> FeedbackRecord:
     return record.model_copy(update={"passages": passages})
 
 
-def feedback_report(store: FeedbackStore, app: Any, context: AgentContext) -> FeedbackReport:
-    """Classify every bad answer (re-running it in the other modes when its passages missed)."""
-    records = store.records()
+def feedback_report(
+    store: FeedbackStore,
+    app: Any,
+    context: AgentContext,
+    *,
+    author: str | None = None,
+    access: list[str] | None = None,
+) -> FeedbackReport:
+    """Classify every bad answer (re-running it in the other modes when its passages missed).
+
+    ``author`` limits the report to one user's feedback; ``access`` (that user's groups) makes the
+    re-runs search only what they may read, so a diagnosis never rests on documents hidden from them."""
+    records = store.records(author=author)
     bad = [r for r in records if r.verdict == "bad"]
+    filters = Filters().for_caller(access) if access is not None else None
     diagnoses = [
         diagnose(
             with_passage_texts(record, context.retrievers.index),
             RERUN_MODES,
-            lambda question, mode: _passage_texts(app, context, question, mode),
+            lambda question, mode: _passage_texts(app, context, question, mode, filters),
         )
         for record in bad
     ]

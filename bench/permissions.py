@@ -10,8 +10,9 @@ paths and are searched through the store API the retrievers use, with the same `
 builds for a caller (``Filters().for_caller(["g3"])``): hybrid = dense top 30 + BM25 top 30, RRF, then
 the final 10 chunks fetched.
 
-- p50 hybrid unfiltered vs. filtered (warm: the local index caches a filter's mask per generation; the
-  first filtered query, which builds the mask, is reported as "cold").
+- p50 hybrid unfiltered vs. filtered, interleaved query by query (so the shared machine's load hits both
+  alike), with the load average before and after each store; the first filtered query is reported
+  apart ("cold": the local index builds its per-group masks once per generation).
 - recall@10 of the permitted documents: the filtered dense top 10 against the dense top 10 of a separate
   index holding only the permitted chunks (same vectors; exact search), and against numpy's exact answer.
 - HNSW (``--hnsw``): the same local index built as an HNSW graph (M=32, efConstruction=80), searched with
@@ -19,6 +20,7 @@ the final 10 chunks fetched.
   a 60 % one (6 groups: FAISS's IDSelectorBitmap inside the graph walk).
 
     python bench/permissions.py --size 100000 --queries 100 --hnsw
+    python bench/permissions.py --size 100000 --queries 100 --skip-exact --milvus-queries 30  # Milvus only
 """
 
 from __future__ import annotations
@@ -79,19 +81,28 @@ def hybrid(store, qvec: np.ndarray, qtokens: list[str], filters: Filters | None,
     return [chunks[f.key] for f in fused]
 
 
-def p50(store, qvecs, qtokens, filters) -> tuple[float, float]:
-    """(first query ms, p50 ms of the rest) of hybrid search under ``filters``."""
+def paired(store, qvecs, qtokens, filters) -> tuple[float, float, float]:
+    """(first filtered query ms, after one unfiltered query; p50 ms unfiltered; p50 ms filtered).
+
+    Each query is searched both ways back to back, in alternating order, so whatever the shared
+    machine's load does during the run it does to both columns alike."""
+    hybrid(store, qvecs[0], qtokens[0], None)  # the store warm (Milvus Lite builds its index here)
     started = time.perf_counter()
     hybrid(store, qvecs[0], qtokens[0], filters)
     first = (time.perf_counter() - started) * 1000
-    ms = []
-    for qvec, toks in zip(qvecs[1:], qtokens[1:], strict=True):
-        started = time.perf_counter()
-        hits = hybrid(store, qvec, toks, filters)
-        ms.append((time.perf_counter() - started) * 1000)
-        if filters is not None:
-            assert all(filters.access and c.metadata["access"][0] in filters.access for c in hits)
-    return first, float(np.percentile(ms, 50))
+    ms: dict[bool, list[float]] = {False: [], True: []}
+    for n, (qvec, toks) in enumerate(zip(qvecs[1:], qtokens[1:], strict=True)):
+        for current in (None, filters) if n % 2 == 0 else (filters, None):
+            started = time.perf_counter()
+            hits = hybrid(store, qvec, toks, current)
+            ms[current is not None].append((time.perf_counter() - started) * 1000)
+            if current is not None:
+                assert all(current.access and c.metadata["access"][0] in current.access for c in hits)
+    return first, float(np.percentile(ms[False], 50)), float(np.percentile(ms[True], 50))
+
+
+def load() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 def overlap(found: list[list[int]], truth: list[list[int]]) -> float:
@@ -117,6 +128,11 @@ def main() -> int:
     parser.add_argument("--hnsw", action="store_true", help="also build and measure an HNSW local index")
     parser.add_argument("--no-milvus", action="store_true")
     parser.add_argument("--skip-exact", action="store_true", help="skip the exact local index")
+    parser.add_argument(
+        "--milvus-queries",
+        type=int,
+        help="queries for Milvus Lite (its Python search is slow; default --queries)",
+    )
     args = parser.parse_args()
     rng = np.random.default_rng(7)
     vocab = make_vocabulary("en", 50_000, 7)
@@ -128,9 +144,7 @@ def main() -> int:
     six = Filters().for_caller([f"g{g}" for g in range(6)])
     permitted = [i for i in range(args.size) if group_of(i) == "g3"]
     exact = np.asarray(permitted)[np.argsort(-(qvecs @ vectors[permitted].T), axis=1)[:, :10]].tolist()
-    print(
-        f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {args.size} chunks, {args.queries} queries"
-    )
+    print(f"load {load()} on {os.cpu_count()} cores; {args.size} chunks, {args.queries} queries", flush=True)
     table = []
     with tempfile.TemporaryDirectory() as tmp:
         separate = local_index(Path(tmp) / "only_g3", tokens, vectors, permitted, 200_000)
@@ -139,19 +153,20 @@ def main() -> int:
 
         def local(name: str, threshold: int) -> None:
             index = local_index(Path(tmp) / name, tokens, vectors, range(args.size), threshold)
-            _, base = p50(index, qvecs, qtokens, None)
-            cold, warm = p50(index, qvecs, qtokens, one)
+            before = load()
+            cold, base, warm = paired(index, qvecs, qtokens, one)
             found = dense_ids(index, qvecs, one, int)
             row = [name, base, warm, warm / base, cold, overlap(found, alone), overlap(found, exact)]
+            row.append(f"{before} → {load()}")
             if threshold == 1:
                 every = np.argsort(-(qvecs @ vectors.T), axis=1)[:, :10].tolist()
                 row.append(overlap(dense_ids(index, qvecs, None, int), every))  # the graph's own recall
-                _, wide = p50(index, qvecs, qtokens, six)
+                _, wide_base, wide = paired(index, qvecs, qtokens, six)
                 allowed = [i for i in range(args.size) if group_of(i) in six.access]
                 truth = np.asarray(allowed)[
                     np.argsort(-(qvecs @ vectors[allowed].T), axis=1)[:, :10]
                 ].tolist()
-                row.append((wide, overlap(dense_ids(index, qvecs, six, int), truth)))
+                row.append((wide, wide / wide_base, overlap(dense_ids(index, qvecs, six, int), truth)))
             index.close()
             table.append(row)
             print(row, flush=True)
@@ -163,12 +178,17 @@ def main() -> int:
         if not args.no_milvus:
             target = MilvusTarget(uri=str(Path(tmp) / "milvus.db"), collection=f"p_{uuid.uuid4().hex[:8]}")
             store = MilvusStore.create(target, MilvusBuild(embedder="bench", dim=DIM))
+            started = time.perf_counter()
             store.upsert(rows(tokens, vectors, range(args.size)))
             store.flush()
+            print(
+                f"Milvus Lite: {args.size} rows written in {time.perf_counter() - started:.0f} s", flush=True
+            )
             positions = {key(f"c{i}"): i for i in range(args.size)}
-            _, base = p50(store, qvecs, qtokens, None)
-            cold, warm = p50(store, qvecs, qtokens, one)
-            found = dense_ids(store, qvecs, one, positions.__getitem__)
+            few = args.milvus_queries or args.queries
+            before = load()
+            cold, base, warm = paired(store, qvecs[:few], qtokens[:few], one)
+            found = dense_ids(store, qvecs[:few], one, positions.__getitem__)
             table.append(
                 [
                     "Milvus Lite (HNSW M=32, ef 64)",
@@ -176,29 +196,31 @@ def main() -> int:
                     warm,
                     warm / base,
                     cold,
-                    overlap(found, alone),
-                    overlap(found, exact),
+                    overlap(found, alone[:few]),
+                    overlap(found, exact[:few]),
+                    f"{before} → {load()}",
                 ]
             )
             print(table[-1], flush=True)
             store.client.drop_collection(target.collection)
             store.client.drop_collection(target.files_collection)
             store.close()
-    print(f"\nload after: {os.getloadavg()[0]:.1f}\n")
+    print(f"\nload after: {load()}\n")
     print(
         "| store | hybrid p50, no filter (ms) | hybrid p50, 10 % filter (ms) | ratio | first filtered query (ms) "
-        "| recall@10 vs separate index | recall@10 vs exact |"
+        "| recall@10 vs separate index | recall@10 vs exact | load (1/5/15 min) before → after |"
     )
-    print("|---|---|---|---|---|---|---|")
-    for name, base, warm, ratio, cold, rec_alone, rec_exact, *hnsw in table:
+    print("|---|---|---|---|---|---|---|---|")
+    for name, base, warm, ratio, cold, rec_alone, rec_exact, loads, *hnsw in table:
         print(
-            f"| {name} | {base:.1f} | {warm:.1f} | {ratio:.2f} | {cold:.1f} | {rec_alone:.3f} | {rec_exact:.3f} |"
+            f"| {name} | {base:.1f} | {warm:.1f} | {ratio:.2f} | {cold:.1f} | {rec_alone:.3f} | {rec_exact:.3f} "
+            f"| {loads} |"
         )
         if hnsw:
-            unfiltered, (ms, rec) = hnsw
-            print(f"| {name}, no filter: the graph's own recall@10 | | | | | | {unfiltered:.3f} |")
+            unfiltered, (ms, ratio6, rec) = hnsw
+            print(f"| {name}, no filter: the graph's own recall@10 | | | | | | {unfiltered:.3f} | |")
             print(
-                f"| {name}, 60 % filter (IDSelector in the graph) | | {ms:.1f} | {ms / base:.2f} | | | {rec:.3f} |"
+                f"| {name}, 60 % filter (IDSelector in the graph) | | {ms:.1f} | {ratio6:.2f} | | | {rec:.3f} | |"
             )
     return 0
 

@@ -1,5 +1,5 @@
 """`python main.py feedback add THREAD [--turn N] good|bad [--note TEXT]`, `feedback report [--json]`,
-`feedback apply [--yes] [--env-file .env]`.
+`feedback apply [--yes] [--env-file .env]`. ``report --user NAME`` keeps to one server user's feedback.
 
 ``report`` classifies each bad answer (retrieval miss, routing, unsupported generation, other) and lists
 the setting changes the classes support; ``apply`` shows them with their effect on the bad questions
@@ -33,6 +33,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     add.add_argument("--turn", type=int, help="1 for the thread's first question (default: the last)")
     add.add_argument("--note", default="", help='what was wrong; "gold: ANSWER" gives the right answer')
     report = actions.add_parser("report", help="classify the bad answers and propose setting changes")
+    report.add_argument(
+        "--user",
+        help="only this server user's feedback, re-run with their access groups (default: everyone's)",
+    )
     apply = actions.add_parser("apply", help="show the proposed changes' effect; write them with --yes")
     apply.add_argument("--yes", action="store_true", help="write the changes to the .env file")
     apply.add_argument("--env-file", type=Path, default=Path(".env"), help="settings file to update")
@@ -91,11 +95,28 @@ def _add(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _user_access(settings: Settings, name: str) -> list[str] | None:
+    """The groups a server user's searches are limited to (None for an admin; none for a revoked user)."""
+    from memory.users import UserStore, users_path
+
+    path = users_path(settings)
+    store = UserStore(path) if path.exists() else None
+    user = store.get(name) if store is not None else None
+    if store is not None:
+        store.close()
+    if user is not None and user.admin:
+        return None
+    return list(user.groups) if user is not None else []
+
+
 def _report(args: argparse.Namespace, settings: Settings) -> int:
     from app.feedback import feedback_report
 
+    scope = {}
+    if args.user is not None:
+        scope = {"author": args.user, "access": _user_access(settings, args.user)}
     with _opened(settings, with_context=True) as (store, app, context):
-        report = feedback_report(store, app, context)
+        report = feedback_report(store, app, context, **scope)
     if args.json:
         print_json(report.model_dump(mode="json"))
         return 0

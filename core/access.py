@@ -55,3 +55,13 @@ def readable(metadata: Mapping[str, Any], caller: Iterable[str] | None) -> bool:
         return True
     needed = document_groups(metadata)
     return not needed or bool(set(needed) & set(caller))
+
+
+def cited_ids(citations: Iterable[Any] | None) -> list[str]:
+    """Chunk ids of citations stored as dicts (a log row, a message's kwargs) or as Citation models."""
+    ids = []
+    for cite in citations or []:
+        chunk_id = cite.get("chunk_id") if isinstance(cite, Mapping) else getattr(cite, "chunk_id", None)
+        if chunk_id:
+            ids.append(str(chunk_id))
+    return ids

@@ -14,6 +14,7 @@ Verdict = Literal["good", "bad"]
 class FeedbackRecord(BaseModel):
     id: int | None = None
     thread_id: str
+    author: str = Field(default="", description="the user who gave it; empty: the CLI or local admin")
     turn: int = Field(ge=1, description="1 for the thread's first question")
     verdict: Verdict
     note: str = ""

@@ -21,6 +21,7 @@ from core.feedback import FeedbackRecord, Verdict
 FEEDBACK_FILE = "feedback.sqlite"
 _COLUMNS = (
     "thread_id",
+    "author",
     "turn",
     "verdict",
     "note",
@@ -37,6 +38,7 @@ _TABLE = """
 CREATE TABLE IF NOT EXISTS feedback (
     id {id},
     thread_id TEXT NOT NULL,
+    author TEXT NOT NULL DEFAULT '',
     turn INTEGER NOT NULL,
     verdict TEXT NOT NULL,
     note TEXT NOT NULL,
@@ -49,6 +51,7 @@ CREATE TABLE IF NOT EXISTS feedback (
     created_at DOUBLE PRECISION NOT NULL
 )
 """
+_ADD_AUTHOR = "ALTER TABLE feedback ADD COLUMN author TEXT NOT NULL DEFAULT ''"
 
 
 class FeedbackError(ValueError):
@@ -58,7 +61,7 @@ class FeedbackError(ValueError):
 class FeedbackStore(Protocol):
     def add(self, record: FeedbackRecord) -> int: ...
 
-    def records(self, verdict: Verdict | None = None) -> list[FeedbackRecord]: ...
+    def records(self, verdict: Verdict | None = None, author: str | None = None) -> list[FeedbackRecord]: ...
 
     def close(self) -> None: ...
 
@@ -84,14 +87,15 @@ class _SqlFeedbackStore:
             self._conn.commit()
         return int(row[0])
 
-    def records(self, verdict: Verdict | None = None) -> list[FeedbackRecord]:
+    def records(self, verdict: Verdict | None = None, author: str | None = None) -> list[FeedbackRecord]:
+        """Every record, oldest first; only one verdict's, or only one user's (``author``), when given."""
         sql = f"SELECT id, {', '.join(_COLUMNS)} FROM feedback"
-        params: list[Any] = []
-        if verdict:
-            sql += f" WHERE verdict = {self.placeholder}"
-            params.append(verdict)
+        pairs = (("verdict", verdict or None), ("author", author))
+        where = [(column, value) for column, value in pairs if value is not None]
+        if where:
+            sql += " WHERE " + " AND ".join(f"{column} = {self.placeholder}" for column, _ in where)
         with self._lock:
-            rows = self._conn.execute(sql + " ORDER BY id", params).fetchall()
+            rows = self._conn.execute(sql + " ORDER BY id", [v for _, v in where]).fetchall()
         return [self._record(row) for row in rows]
 
     def close(self) -> None:
@@ -113,6 +117,9 @@ class SqliteFeedbackStore(_SqlFeedbackStore):
         conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute(_TABLE.format(id="INTEGER PRIMARY KEY AUTOINCREMENT"))
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(feedback)")}
+        if "author" not in columns:  # a store written before feedback had authors: theirs is the CLI's
+            conn.execute(_ADD_AUTHOR)
         conn.commit()
         super().__init__(conn)
 
@@ -122,6 +129,7 @@ class PostgresFeedbackStore(_SqlFeedbackStore):
 
     def __init__(self, conn: Any) -> None:
         conn.execute(_TABLE.format(id="BIGSERIAL PRIMARY KEY"))
+        conn.execute(_ADD_AUTHOR.replace("ADD COLUMN", "ADD COLUMN IF NOT EXISTS"))
         conn.commit()
         super().__init__(conn)
 

@@ -13,7 +13,7 @@ import logging
 import re
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -26,6 +26,7 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from pydantic import BaseModel, ConfigDict
 
+from core.access import cited_ids
 from memory.checkpointer import CheckpointDamagedError
 from memory.conversation_log import (
     LOG_TABLE,
@@ -204,21 +205,40 @@ def list_threads(saver: BaseCheckpointSaver) -> list[ThreadInfo]:
     return sorted(infos, key=lambda i: (i.updated_at or oldest, i.thread_id), reverse=True)
 
 
-def show_thread(saver: BaseCheckpointSaver, thread_id: str) -> ThreadDetail:
-    """The thread's conversation as (role, text) turns: its log, and its latest checkpoint."""
+WITHHELD = "(answer withheld: it cites a document you can no longer read / 此回答已隐藏：它引用了您现在无权阅读的文档)"
+
+
+def show_thread(
+    saver: BaseCheckpointSaver,
+    thread_id: str,
+    unreadable: Callable[[list[str]], set[str]] | None = None,
+) -> ThreadDetail:
+    """The thread's conversation as (role, text) turns: its log, and its latest checkpoint.
+
+    ``unreadable`` (chunk ids -> those the reader may not read now) withholds each answer citing any
+    of them: a user who lost a group since does not get its documents back through an old thread."""
     saver = underlying(saver)
     head = saver.get_tuple(_root_config(thread_id))
     if head is None:
         raise ThreadNotFoundError(f"no conversation thread {thread_id!r}")
     count = _thread_counts(saver).get(thread_id, 1)
+    logged = _conversation(saver, thread_id, head)
+    values = head.checkpoint.get("channel_values") or {}
+    pairs = [(t.question, t.answer, t.citations) for t in logged]
+    from_log = bool(pairs)
+    if not pairs and isinstance(values.get("answer"), str) and values["answer"].strip():
+        pairs = [
+            (str(values.get("question") or "").strip(), values["answer"].strip(), values.get("citations"))
+        ]
+    cited = [cited_ids(citations) for _, _, citations in pairs]
+    hidden = unreadable([i for ids in cited for i in ids]) if unreadable else set()
     turns: list[tuple[Role, str]] = []
-    for turn in _conversation(saver, thread_id, head):
-        turns += [("user", turn.question), ("assistant", turn.answer)]
-    if not turns:
-        values = head.checkpoint.get("channel_values") or {}
-        for role, key in (("user", "question"), ("assistant", "answer")):
-            if isinstance(values.get(key), str) and values[key].strip():
-                turns.append((role, values[key].strip()))
+    for (question, answer, _), ids in zip(pairs, cited, strict=True):
+        if question or from_log:
+            turns.append(("user", question))
+        turns.append(("assistant", WITHHELD if hidden & set(ids) else answer))
+    if not turns and isinstance(values.get("question"), str) and values["question"].strip():
+        turns.append(("user", values["question"].strip()))
     info = _info(saver, thread_id, count, head)
     return ThreadDetail(**info.model_dump(), turns=turns)
 

@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from langgraph.runtime import Runtime
 
+from core.access import cited_ids
 from core.chunks import ScoredChunk
 from core.global_intent import is_global
 from core.text import detect_language
@@ -19,6 +20,7 @@ from nodes.context import AgentContext
 from nodes.policy import MODES
 from nodes.state import RESET, TURN_RESET, AgentState
 from providers.brain.contextualize import needs_clarification, the_one_document
+from retrievers.readable import unreadable_chunks
 
 
 def validate_question(question: str, max_chars: int) -> str:
@@ -73,6 +75,27 @@ def abandoned_questions(messages: list[Any]) -> list[Any]:
     return abandoned
 
 
+def readable_history(messages: list[Any], store: Any, access: list[str] | None) -> list[Any]:
+    """The earlier turns without those whose answer cites a document the caller may no longer read
+    (the question goes with its answer): a follow-up is never read against text they lost access to."""
+    if access is None:
+        return messages
+    cites = [cited_ids(m.additional_kwargs.get("citations")) for m in messages if isinstance(m, AIMessage)]
+    hidden = unreadable_chunks(store, [i for ids in cites for i in ids], access)
+    if not hidden:
+        return messages
+    kept: list[Any] = []
+    for message in messages:
+        if isinstance(message, AIMessage) and hidden & set(
+            cited_ids(message.additional_kwargs.get("citations"))
+        ):
+            if kept and isinstance(kept[-1], HumanMessage):
+                kept.pop()
+            continue
+        kept.append(message)
+    return kept
+
+
 def contextualize(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     started = time.perf_counter()
     context = ctx(runtime)
@@ -102,6 +125,8 @@ def contextualize(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
         update["trace"] = [RESET, event("contextualize", started, context, Decision.INVALID_INPUT, error)]
         return update
     earlier = messages[:-1] if messages and _latest_human(messages[-1:]) == question else messages
+    filters = filters_of(state)
+    earlier = readable_history(earlier, context.retrievers.index, filters.access if filters else None)
     history = history_turns(trim_history(earlier, settings.history_token_budget), max_turns=CONTEXT_TURNS)
     # "这些文档主要讲什么" speaks of the collection, not of something said before (issue 26)
     unnamed = needs_clarification(question, history) and not is_global(question)

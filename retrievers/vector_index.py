@@ -12,6 +12,8 @@ index below the threshold stays float32, so small indexes score exactly.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +23,7 @@ import numpy as np
 # Below this many allowed positions a filtered search scores the allowed vectors directly: exact,
 # and faster than walking an HNSW graph that rejects most of its neighbours.
 _DIRECT_FILTER_LIMIT = 50_000
-_SUBSET_BYTES = 256 << 20  # decoded vectors of filtered subsets kept for HNSW indexes
+_SELECTORS = 64  # packed bitmaps kept, one per mask in use (a mask is one caller's group set)
 # Chosen at a million vectors (real embeddings of every shared set plus derived distractors): the
 # smallest efSearch with recall@10 >= 0.95 against exact search both at 512-d (bench/recall_hnsw.py,
 # 1,000 queries: 0.908 at 192, 0.950 at 384, 0.958 at 512) and on a 384-d index folder
@@ -42,8 +44,11 @@ class VectorIndex:
         self.index = index
         self.ef_search = ef_search
         self.is_hnsw = isinstance(index, faiss.IndexHNSW)
-        self._subsets: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self._subset_lock = threading.Lock()
+        self._selectors: dict[int, tuple[np.ndarray, int, faiss.IDSelectorBitmap]] = {}
+        self._selector_lock = threading.Lock()
+        # An HNSW index keeps its vectors in a flat float16 store: a filtered search scans that store
+        # (only the allowed rows are scored) instead of decoding a copy of them.
+        self._flat = faiss.downcast_index(index.storage) if self.is_hnsw else index
         if self.is_hnsw:
             faiss.downcast_index(index).hnsw.efSearch = ef_search
 
@@ -74,42 +79,47 @@ class VectorIndex:
     def search(
         self, query: np.ndarray, k: int, allowed: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Top-k positions and cosine scores; ``allowed`` is a boolean mask over positions."""
+        """Top-k positions and cosine scores; ``allowed`` is a boolean mask over positions.
+
+        One query runs on one thread: FAISS's OpenMP team gains nothing on a single query, and on a
+        busy machine its barrier waits for a core (tens of milliseconds on a loaded 2-core box)."""
         if self.size == 0 or k <= 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
         q = np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1)
+        k = min(k, self.size)
         if allowed is None:
-            scores, ids = self.index.search(q, min(k, self.size))
+            with _one_thread():
+                scores, ids = self.index.search(q, k)
             return _valid(ids[0], scores[0])
-        positions = np.flatnonzero(allowed)
-        if positions.size == 0:
+        count, selector = self._selector(allowed)
+        if count == 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-        if positions.size <= _DIRECT_FILTER_LIMIT or not self.is_hnsw:
-            vectors = self._subset(allowed, positions)
-            scores = vectors @ q[0]
-            top = np.argsort(-scores, kind="stable")[:k]
-            return positions[top].astype(np.int64), scores[top].astype(np.float32)
-        selector = faiss.IDSelectorBitmap(np.packbits(allowed, bitorder="little"))
-        search_params = faiss.SearchParametersHNSW(sel=selector, efSearch=max(self.ef_search, k))
-        scores, ids = self.index.search(q, min(k, self.size), params=search_params)
+        if count <= _DIRECT_FILTER_LIMIT or not self.is_hnsw:
+            # exact over the allowed rows only: the flat index, or the HNSW graph's own vector store
+            index, params = self._flat, faiss.SearchParameters(sel=selector)
+        else:
+            index, params = (
+                self.index,
+                faiss.SearchParametersHNSW(sel=selector, efSearch=max(self.ef_search, k)),
+            )
+        with _one_thread():
+            scores, ids = index.search(q, k, params=params)
         return _valid(ids[0], scores[0])
 
-    def _subset(self, allowed: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        """The allowed vectors as float32. For HNSW they are kept for the masks in use (the index caches
-        its mask arrays, so one caller's group set is the same array every query), within a byte
-        budget: decoding the float16 storage per query would cost more than the search it replaces."""
-        if not self.is_hnsw:
-            return self.index.reconstruct_batch(positions.astype(np.int64))
-        with self._subset_lock:
-            hit = self._subsets.get(id(allowed))
+    def _selector(self, allowed: np.ndarray) -> tuple[int, faiss.IDSelectorBitmap]:
+        """(allowed count, FAISS bitmap selector) of a mask, kept per mask array: the index caches its
+        masks per filter, so one caller's group set is the same array every query."""
+        with self._selector_lock:
+            hit = self._selectors.get(id(allowed))
             if hit is not None and hit[0] is allowed:
-                return hit[1]
-        vectors = self.index.reconstruct_batch(positions.astype(np.int64))
-        with self._subset_lock:
-            self._subsets[id(allowed)] = (allowed, vectors)
-            while sum(v.nbytes for _, v in self._subsets.values()) > _SUBSET_BYTES and len(self._subsets) > 1:
-                self._subsets.pop(next(iter(self._subsets)))
-        return vectors
+                return hit[1], hit[2]
+        bits = np.packbits(allowed, bitorder="little")
+        entry = (allowed, int(np.count_nonzero(allowed)), faiss.IDSelectorBitmap(bits))
+        with self._selector_lock:
+            if len(self._selectors) >= _SELECTORS:
+                self._selectors.pop(next(iter(self._selectors)))
+            self._selectors[id(allowed)] = entry
+        return entry[1], entry[2]
 
     def save(self, path: Path) -> None:
         faiss.write_index(self.index, str(path))
@@ -117,6 +127,17 @@ class VectorIndex:
     @classmethod
     def load(cls, path: Path, ef_search: int = DEFAULT_EF_SEARCH) -> VectorIndex:
         return cls(faiss.read_index(str(path)), ef_search)
+
+
+@contextmanager
+def _one_thread() -> Iterator[None]:
+    """FAISS calls on this thread use one OpenMP thread (the setting is per calling thread)."""
+    previous = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(previous)
 
 
 def _valid(ids: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -100,10 +100,13 @@ def _checked(result: AskResult) -> AskResult:
     return result
 
 
-def ask_response(result: AskResult) -> dict[str, Any]:
+def ask_response(result: AskResult, evidence: bool = True) -> dict[str, Any]:
+    """The /v1/ask body; ``evidence`` (highlights of the cited passages) only when the caller wants it."""
     fields = AskResponse.model_fields
     data = result.model_dump(mode="json")
-    data["evidence"] = [e.model_dump() for e in evidence_for(result.answer, result.passages)]
+    data["evidence"] = (
+        [e.model_dump() for e in evidence_for(result.answer, result.passages)] if evidence else []
+    )
     return AskResponse(**{k: v for k, v in data.items() if k in fields}).model_dump()
 
 
@@ -149,8 +152,8 @@ def create_app(engine: Engine) -> FastAPI:
         async with collections.lease(collection, caller) as leased:
             require_chunks(leased.context.retrievers.index)
 
-    def public(result: AskResult, root: str) -> dict[str, Any]:
-        return public_result(ask_response(result), root, absolute=settings.serve_absolute_sources)
+    def public(result: AskResult, root: str, evidence: bool = False) -> dict[str, Any]:
+        return public_result(ask_response(result, evidence), root, absolute=settings.serve_absolute_sources)
 
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
@@ -213,7 +216,7 @@ def create_app(engine: Engine) -> FastAPI:
             return StreamingResponse(_ask_events(body, caller, kwargs), media_type="text/event-stream")
         async with collections.lease(body.collection, caller) as leased:
             result = await engine.ask(body.question, context=leased.context, **kwargs)
-            return public(_checked(result), leased.root)
+            return public(_checked(result), leased.root, body.evidence)
 
     async def _ask_events(body: AskRequest, caller: Caller, kwargs: dict[str, Any]) -> AsyncIterator[bytes]:
         try:
@@ -226,7 +229,7 @@ def create_app(engine: Engine) -> FastAPI:
                     elif event.kind == "token":
                         yield sse("token", {"text": event.data})
                     elif event.kind == "result":
-                        yield sse("answer", public(_checked(event.data), leased.root))
+                        yield sse("answer", public(_checked(event.data), leased.root, body.evidence))
                     else:
                         yield sse("error", _exception_body(event.data)[1])
         except Exception as exc:  # an empty index, a bad question: told in the stream, never with a path

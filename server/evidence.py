@@ -9,6 +9,8 @@ always shows where to look when the two share any term.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from pydantic import BaseModel
 
 from core.schemas import Passage
@@ -28,17 +30,28 @@ class Evidence(BaseModel):
     highlights: list[tuple[int, int]]  # [start, end) offsets of supporting sentences in ``text``
 
 
-def _share(claim: set[str], sentence: str) -> float:
-    return len(claim & set(key_terms(sentence))) / len(claim) if claim else 0.0
+@lru_cache(maxsize=2048)
+def _sentences(text: str) -> tuple[list[tuple[int, int]], list[frozenset[str]]]:
+    """A passage's sentence spans and each one's key terms, kept for the passages cited lately: they
+    depend on the text alone, and popular passages are cited again and again."""
+    spans = sentence_spans(text)
+    return spans, [frozenset(key_terms(text[a:b])) for a, b in spans]
 
 
 def supporting_spans(claims: list[str], text: str) -> list[tuple[int, int]]:
-    """Spans of the sentences of ``text`` that support any of the claims (answer sentences)."""
-    spans = sentence_spans(text)
+    """Spans of the sentences of ``text`` that support any of the claims (answer sentences).
+
+    A passage's sentences are split and tokenised once (``_sentences``), not once per claim: that is
+    what costs (jieba for Chinese); a claim is then a few set intersections."""
+    spans, terms_of = _sentences(text)
     marked: set[tuple[int, int]] = set()
     for claim in claims:
         terms = set(key_terms(CITATION_RE.sub("", claim)))
-        scored = [(_share(terms, text[a:b]), (a, b)) for a, b in spans]
+        if not terms:
+            continue
+        scored = [
+            (len(terms & sentence) / len(terms), span) for sentence, span in zip(terms_of, spans, strict=True)
+        ]
         good = [span for share, span in scored if share >= SUPPORT_SHARE]
         best = max(scored, default=(0.0, (0, 0)))
         marked.update(good or ([best[1]] if best[0] > 0 else []))

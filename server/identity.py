@@ -66,6 +66,24 @@ def act_for(caller: Caller, name: str | None, users: UserStore | None) -> Caller
     return Caller(user.name, user.admin, tuple(user.groups))
 
 
+def caller_of(authorization: str, act_as: str | None, token: str | None, users: UserStore | None) -> Caller:
+    """The caller an ``Authorization`` header (and an admin's act-for name) makes; ApiError 401/403 if none.
+
+    The one rule for every door (``/v1``, ``/mcp``): with no token and no users anyone is the local admin."""
+    scheme, _, given = authorization.partition(" ")
+    given = given.strip() if scheme.lower() == "bearer" else ""
+    if not token and (users is None or not users.count()):
+        caller = LOCAL_ADMIN  # no token, no users: an open server on one's own machine (any key works)
+    elif not given:
+        raise _unauthorized()
+    else:
+        found = caller_for_key(given, token, users)
+        if found is None:
+            raise _unauthorized()
+        caller = found
+    return act_for(caller, act_as, users)
+
+
 def bearer_auth(token: str | None, users: UserStore | None = None):  # type: ignore[no-untyped-def]
     """The dependency every route uses: checks ``Authorization: Bearer <key>`` and returns the ``Caller``.
 
@@ -75,18 +93,9 @@ def bearer_auth(token: str | None, users: UserStore | None = None):  # type: ign
 
     async def check(request: Request) -> Caller:
         store = users if users is not None else getattr(request.app.state, "users", None)
-        scheme, _, given = request.headers.get("authorization", "").partition(" ")
-        given = given.strip() if scheme.lower() == "bearer" else ""
-        if not token and (store is None or not store.count()):
-            caller = LOCAL_ADMIN  # no token, no users: an open server on one's own machine (any key works)
-        elif not given:
-            raise _unauthorized()
-        else:
-            found = caller_for_key(given, token, store)
-            if found is None:
-                raise _unauthorized()
-            caller = found
-        caller = act_for(caller, request.headers.get(ACT_AS_HEADER), store)
+        caller = caller_of(
+            request.headers.get("authorization", ""), request.headers.get(ACT_AS_HEADER), token, store
+        )
         request.state.caller = caller
         return caller
 

@@ -2,10 +2,12 @@
 
 Tools: ``search`` (one retriever, no agent), ``ask`` (the agent: a cited answer and its sources, in a
 conversation thread when given one), ``list_collections`` and ``index_stats`` (what can be searched),
-and ``ingest`` (admins only, ``server.auth.is_admin``). Two transports over the same tools: stdio
-(``python main.py mcp``, a client starts it as a subprocess) and streamable HTTP, mounted by ``serve``
-at ``/mcp`` behind the same bearer token as ``/v1``. Bad input comes back as a tool error whose text
-says what to fix; nothing is printed on stdout except the protocol.
+and ``ingest`` (admins only). Two transports over the same tools: stdio (``python main.py mcp``, a
+client starts it as a subprocess; the local user is the admin) and streamable HTTP, mounted by ``serve``
+at ``/mcp`` behind the same keys as ``/v1``: each call runs as its caller (server/identity.py), so a
+user's key searches and asks only what their groups may read, continues only their own threads, and
+never sees server paths or index-wide statistics. Bad input comes back as a tool error whose text says
+what to fix; nothing is printed on stdout except the protocol.
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ from core.chunks import Filters
 from graph.run import AskResult
 from retrievers.search import SearchMode, hit_record, search
 from server.answer_text import cited_text
-from server.auth import bearer_ok, is_admin
+from server.collections import DEFAULT
 from server.engine import Engine
+from server.errors import ApiError, error_response
+from server.identity import ACT_AS_HEADER, LOCAL_ADMIN, Caller, caller_of
 from server.schemas import Mode
 
 log = logging.getLogger(__name__)
@@ -75,21 +79,45 @@ def ask_record(result: AskResult) -> dict[str, Any]:
     }
 
 
-def build_mcp(engine: Engine) -> MCPServer:
-    """An MCP server over one engine: the same indexes, models, threads and settings as ``/v1``."""
+def build_mcp(engine: Engine, users: Any = None) -> MCPServer:
+    """An MCP server over one engine: the same indexes, models, threads and settings as ``/v1``;
+    ``users`` (the server's users store) says who an HTTP call's key belongs to."""
     settings = engine.settings
     server = MCPServer("agentic-rag", instructions=INSTRUCTIONS, version="0.1.0")
+
+    def caller(ctx: Context) -> Caller:
+        """Who makes this call: over stdio the local user (an admin), over HTTP the key's owner."""
+        headers = ctx.headers
+        if headers is None:
+            return LOCAL_ADMIN
+        try:
+            return caller_of(
+                headers.get("authorization", ""), headers.get(ACT_AS_HEADER), settings.serve_token, users
+            )
+        except ApiError as exc:
+            raise ToolError(exc.message) from None
+
+    def authenticated_admin(ctx: Context) -> bool:
+        """Stdio's local user, or an admin key over HTTP (an open server with no keys has no admin)."""
+        if ctx.headers is None:
+            return True
+        keys_exist = bool(settings.serve_token) or (users is not None and users.count() > 0)
+        return keys_exist and caller(ctx).admin
+
+    def readable(found: Filters | None, who: Caller) -> Filters | None:
+        return found if who.access is None else (found or Filters()).for_caller(who.access)
 
     @server.tool(name="search")  # the Python name keeps retrievers.search.search visible here
     async def search_tool(
         query: Annotated[str, Field(description="words, an identifier or a question")],
+        ctx: Context,
         mode: Annotated[SearchMode, Field(description="which retriever")] = "hybrid",
         k: Annotated[int, Field(ge=1, le=100, description="number of passages")] = 10,
         filters: FiltersArg = None,
     ) -> dict[str, Any]:
         """Search the indexed documents without the agent: the k best passages, best first."""
+        found = readable(_filters(engine, filters), caller(ctx))
         engine.require_documents()
-        found = _filters(engine, filters)
         try:
             result = await engine.call(
                 lambda: search(
@@ -112,6 +140,7 @@ def build_mcp(engine: Engine) -> MCPServer:
     @server.tool()
     async def ask(
         question: Annotated[str, Field(min_length=1, description="the question, in English or Chinese")],
+        ctx: Context,
         thread_id: Annotated[
             str | None, Field(max_length=200, description="continue (or start) this conversation thread")
         ] = None,
@@ -119,26 +148,38 @@ def build_mcp(engine: Engine) -> MCPServer:
         filters: FiltersArg = None,
     ) -> dict[str, Any]:
         """Ask the agent: a grounded answer with numbered citations [n] and the cited sources."""
+        who = caller(ctx)
+        found = readable(_filters(engine, filters), who)
+        if thread_id and users is not None and ctx.headers is not None:
+            from server.threads_api import claim_thread
+
+            try:  # only one's own threads, as over /v1
+                claim_thread(users, engine.saver, who, DEFAULT, thread_id)
+            except ApiError as exc:
+                raise ToolError(exc.message) from None
         engine.require_documents()
-        result = await engine.ask(question, mode=mode, thread_id=thread_id, filters=_filters(engine, filters))
+        result = await engine.ask(question, mode=mode, thread_id=thread_id, filters=found)
         if result.stop_reason == "invalid_input":
             raise ToolError(result.error)
         return ask_record(result)
 
     @server.tool()
-    async def list_collections() -> dict[str, list[dict[str, Any]]]:
+    async def list_collections(ctx: Context) -> dict[str, list[dict[str, Any]]]:
         """The document collections this server can search (one: its index)."""
         index = engine.context.retrievers.index
         name = settings.milvus_collection if settings.store == "milvus" else Path(settings.index_dir).name
-        count = await engine.call(index.count)
-        collection = {"name": name, "store": settings.store, "location": index.location, "chunks": count}
+        collection: dict[str, Any] = {"name": name, "store": settings.store}
+        if caller(ctx).admin:  # where it lies and how big it is, all groups' documents counted
+            collection |= {"location": index.location, "chunks": await engine.call(index.count)}
         return {"collections": [collection]}
 
     @server.tool()
-    async def index_stats() -> dict[str, Any]:
-        """Size of the index: chunks, sources, languages, embedder, when it was built."""
+    async def index_stats(ctx: Context) -> dict[str, Any]:
+        """Admins: size of the index: chunks, sources, languages, embedder, when it was built."""
         from cli.index_cmd import readable_times
 
+        if not caller(ctx).admin:
+            raise ToolError("index_stats needs an admin: it counts every group's documents")
         return readable_times(await engine.call(engine.context.retrievers.index.stats))
 
     @server.tool()
@@ -147,9 +188,10 @@ def build_mcp(engine: Engine) -> MCPServer:
         ctx: Context,
     ) -> dict[str, Any]:
         """Admins: add, update or remove documents (paths on the server's disk), then search them."""
-        if not is_admin(ctx.headers, settings.serve_token):
+        if not authenticated_admin(ctx):
             raise ToolError(
-                "ingest needs an admin: over HTTP the server's bearer token (AGENTIC_RAG_SERVE_TOKEN)"
+                "ingest needs an admin: over HTTP the server's bearer token (AGENTIC_RAG_SERVE_TOKEN) "
+                "or the key of a user made with --admin"
             )
         missing = [p for p in paths if not Path(p).exists()]
         if missing:
@@ -174,27 +216,28 @@ def run_stdio(engine: Engine) -> None:
 
 
 class _BearerGate:
-    """The MCP endpoint behind the server's bearer token. Its tools search without a user's access
-    groups, so once users exist (``users add``) only the token's holder (an admin) may use it, and with
-    no token set nobody may: a user's key never reaches documents it may not read through MCP."""
+    """The MCP endpoint behind the same keys as ``/v1`` (server/identity.py ``caller_of``): a request
+    without a valid key is refused before MCP sees it; the tools then run as the key's owner."""
 
-    def __init__(self, app: ASGIApp, token: str | None, unauthorized: ASGIApp, users: Any = None) -> None:
-        self.app, self.token, self.unauthorized, self.users = app, token, unauthorized, users
+    def __init__(self, app: ASGIApp, token: str | None, users: Any = None) -> None:
+        self.app, self.token, self.users = app, token, users
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = dict(scope.get("headers") or [])
-        has_users = self.users is not None and self.users.count() > 0
-        if (has_users and not self.token) or not bearer_ok(
-            headers.get(b"authorization", b"").decode("latin-1"), self.token
-        ):
-            await self.unauthorized(scope, receive, send)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
+        try:
+            caller_of(headers.get("authorization", ""), headers.get(ACT_AS_HEADER), self.token, self.users)
+        except ApiError as exc:
+            await error_response(exc.status, exc.code, exc.message)(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
 
-def mount_mcp(app: FastAPI, engine: Engine, *, unauthorized: ASGIApp) -> None:
-    """Serve MCP (streamable HTTP, stateless, JSON replies) at ``/mcp`` of the HTTP API."""
-    server = build_mcp(engine)
+def mount_mcp(app: FastAPI, engine: Engine, *, unauthorized: ASGIApp | None = None) -> None:
+    """Serve MCP (streamable HTTP, stateless, JSON replies) at ``/mcp`` of the HTTP API.
+
+    (``unauthorized`` is kept for callers of the older signature: refusals now carry their own status.)"""
+    users = getattr(app.state, "users", None)
+    server = build_mcp(engine, users)
     mcp_app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,
@@ -206,12 +249,7 @@ def mount_mcp(app: FastAPI, engine: Engine, *, unauthorized: ASGIApp) -> None:
     app.router.routes.append(
         Route(
             MCP_PATH,
-            endpoint=_BearerGate(
-                endpoint.app,
-                engine.settings.serve_token,
-                unauthorized,
-                users=getattr(app.state, "users", None),
-            ),
+            endpoint=_BearerGate(endpoint.app, engine.settings.serve_token, users=users),
         )
     )
     outer = app.router.lifespan_context

@@ -27,6 +27,9 @@ class AskRequest(BaseModel):
     )
     stream: bool = Field(default=False, description="server-sent events: step, token, answer, error")
     collection: str = Field(default="default", description="the collection to search (GET /v1/collections)")
+    evidence: bool = Field(
+        default=True, description="include each cited passage with its supporting sentences marked"
+    )
 
 
 class AskResponse(BaseModel):

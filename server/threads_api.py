@@ -3,6 +3,9 @@
 Someone else's thread answers 404 exactly like a thread that does not exist, so ids do not leak. A new
 thread id is claimed atomically by the first caller to use it. Threads nobody claimed (made by the CLI,
 or by a server before users existed) are visible to admins only. Admins see and delete every thread.
+A thread is read with the reader's groups of now: an answer citing a document they can no longer read
+is withheld (memory/threads.py ``show_thread``), and a continued thread's follow-up is not read against
+it (nodes/contextualize.py ``readable_history``).
 """
 
 from __future__ import annotations
@@ -73,11 +76,19 @@ def threads_router(engine: Any, collections: Collections, users: UserStore, auth
         thread_id: str, request: Request, collection: str = DEFAULT, caller: Caller = Depends(auth)
     ) -> dict[str, Any]:
         from memory.threads import ThreadNotFoundError, show_thread
+        from retrievers.readable import unreadable_chunks
 
         noted(request, thread_id)
         require_visible(users, caller, collection, thread_id)
         try:
-            detail = await engine.call(show_thread, engine.saver, thread_id)
+            async with collections.lease(collection, caller) as leased:
+                index = leased.context.retrievers.index
+                detail = await engine.call(
+                    show_thread,
+                    engine.saver,
+                    thread_id,
+                    lambda ids: unreadable_chunks(index, ids, caller.access),
+                )
         except ThreadNotFoundError:
             raise _not_found(thread_id) from None
         return detail.model_dump(mode="json")

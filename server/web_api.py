@@ -1,6 +1,7 @@
 """What the web page needs beyond the question API: the page itself (plain files shipped in
 server/web/, no build step, nothing fetched from elsewhere), ``GET /v1/info`` telling a client what
-this server offers, and ``POST /v1/threads/{id}/feedback`` recording a verdict in the feedback store.
+this server offers, ``POST /v1/threads/{id}/feedback`` recording a verdict in the feedback store (as
+given by the caller), and ``GET /v1/feedback`` listing it: a user sees only their own, an admin everyone's.
 
 Upload is advertised only when the app has a route ``POST /v1/collections/{collection}/documents``:
 the page shows its upload control from that flag, so the server, not the page, decides.
@@ -17,10 +18,15 @@ from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.feedback import Verdict
+from core.access import cited_ids
+from core.feedback import FeedbackRecord, Verdict
+from memory.threads import WITHHELD
 from nodes.policy import MODES
+from retrievers.readable import unreadable_chunks
 from server.access_log import noted
+from server.collections import DEFAULT
 from server.engine import Engine
+from server.identity import LOCAL_ADMIN, Caller
 from server.schemas import model_ids
 
 WEB_FILES = resources.files("server") / "web"
@@ -37,13 +43,23 @@ class FeedbackRequest(BaseModel):
     )
 
 
+def _routes(app: FastAPI) -> list[tuple[str, set[str]]]:
+    """(path, methods) of every route, through included routers: FastAPI 0.165 keeps an included
+    router as one entry whose ``effective_route_contexts()`` lists its routes with their full paths."""
+    found = []
+    for route in app.routes:
+        contexts = getattr(route, "effective_route_contexts", None)
+        for item in contexts() if callable(contexts) else [route]:
+            found.append((getattr(item, "path", ""), set(getattr(item, "methods", None) or ())))
+    return found
+
+
 def upload_route(app: FastAPI) -> str | None:
     """The path of the document-upload route when this app has one (its parameter named as it likes)."""
-    for route in app.routes:
-        path = getattr(route, "path", "")
+    for path, methods in _routes(app):
         parts = path.split("/")
         if (
-            "POST" in (getattr(route, "methods", None) or ())
+            "POST" in methods
             and len(parts) == 5
             and parts[:3] == ["", "v1", "collections"]
             and parts[3].startswith("{")
@@ -80,14 +96,40 @@ def add_web_api(api: APIRouter, engine: Engine, error: Callable[[int, str, str],
     async def info(request: Request) -> dict[str, Any]:
         return server_info(engine, request.app)
 
-    def record(thread_id: str, body: FeedbackRequest) -> dict[str, Any]:
+    def record(thread_id: str, body: FeedbackRequest, author: str) -> dict[str, Any]:
         with open_feedback_store(
             checkpoint_db=settings.checkpoint_db, postgres_url=settings.postgres_url
         ) as store:
             saved = add_feedback(
-                store, engine.threaded_app, thread_id, body.verdict, turn=body.turn, note=body.note
+                store,
+                engine.threaded_app,
+                thread_id,
+                body.verdict,
+                turn=body.turn,
+                note=body.note,
+                author=author,
             )
         return {"id": saved.id, "thread_id": thread_id, "turn": saved.turn, "verdict": saved.verdict}
+
+    def records(author: str | None, caller: Caller, index: Any) -> list[dict[str, Any]]:
+        with open_feedback_store(
+            checkpoint_db=settings.checkpoint_db, postgres_url=settings.postgres_url
+        ) as store:
+            found = store.records(author=author)
+        cited = [cited_ids(r.citations) for r in found]
+        hidden = unreadable_chunks(index, [i for ids in cited for i in ids], caller.access)
+        return [feedback_view(r, bool(hidden & set(ids))) for r, ids in zip(found, cited, strict=True)]
+
+    @api.get("/feedback")
+    async def feedback_list(request: Request, user: str | None = None) -> dict[str, Any]:
+        """Feedback given so far: a user's own; an admin's view is everyone's, or one user's (``?user=``)."""
+        caller: Caller = request.state.caller
+        if not caller.admin and user not in (None, caller.name):
+            raise error(403, "not_admin", "only an admin may read another user's feedback")
+        author = user if caller.admin else caller.name
+        async with request.app.state.collections.lease(DEFAULT, caller) as leased:
+            data = await engine.call(records, author, caller, leased.context.retrievers.index)
+        return {"object": "list", "data": data}
 
     @api.post("/threads/{thread_id}/feedback")
     async def feedback(
@@ -98,10 +140,20 @@ def add_web_api(api: APIRouter, engine: Engine, error: Callable[[int, str, str],
 
         # only on one's own thread (others' are 404, as for reading them): server/threads_api.py
         require_visible(request.app.state.users, request.state.caller, collection, thread_id)
+        caller: Caller = request.state.caller
         try:
-            return await engine.call(record, thread_id, body)
+            return await engine.call(record, thread_id, body, "" if caller is LOCAL_ADMIN else caller.name)
         except FeedbackError as exc:
             raise error(404, "feedback_target_not_found", str(exc)) from None
+
+
+def feedback_view(record: FeedbackRecord, withheld: bool) -> dict[str, Any]:
+    """A record as the API shows it: no passages or trace, and no answer or citations when they cite a
+    document the reader can no longer read."""
+    data = record.model_dump(mode="json", exclude={"passages", "trace"})
+    if withheld:
+        data.update(answer=WITHHELD, citations=[])
+    return data
 
 
 def mount_page(app: FastAPI) -> None:

@@ -70,3 +70,48 @@ def test_unreachable_postgres_is_one_clear_error_without_the_password(tmp_path: 
     ):
         pass
     assert "secret" not in str(info.value) and "feedback store" in str(info.value)
+
+
+def test_records_keep_who_gave_them_and_list_one_users(store_args: dict) -> None:
+    def record(author: str, verdict: str, question: str) -> FeedbackRecord:
+        return FeedbackRecord(
+            thread_id=f"t-{author or 'cli'}",
+            author=author,
+            turn=1,
+            verdict=verdict,
+            question=question,
+            answer="a",
+        )
+
+    with open_feedback_store(**store_args) as store:
+        ids = {
+            store.add(record("alice", "bad", "年假有几天？")),
+            store.add(record("bob", "bad", "What is the build passphrase?")),
+            store.add(record("bob", "good", "构建服务器在哪里？")),
+            store.add(record("", "good", "asked in the CLI")),
+        }
+        mine = [r for r in store.records(author="bob") if r.id in ids]
+        assert [(r.author, r.verdict) for r in mine] == [("bob", "bad"), ("bob", "good")]
+        assert [r.question for r in store.records("bad", author="alice") if r.id in ids] == ["年假有几天？"]
+        assert {r.author for r in store.records() if r.id in ids} == {"alice", "bob", ""}
+
+
+def test_a_store_written_before_feedback_had_authors_gains_the_column(tmp_path: Path) -> None:
+    import sqlite3
+
+    checkpoints = tmp_path / "checkpoints.sqlite"
+    old = sqlite3.connect(feedback_path(checkpoints))
+    columns = "thread_id, turn, verdict, note, question, answer, mode, citations, passages, trace, created_at"
+    old.execute(f"CREATE TABLE feedback (id INTEGER PRIMARY KEY AUTOINCREMENT, {columns})")
+    old.execute(
+        f"INSERT INTO feedback ({columns}) VALUES ('t', 1, 'bad', '', '问', '答', '', '[]', '[]', '[]', 0)"
+    )
+    old.commit()
+    old.close()
+    with open_feedback_store(checkpoint_db=checkpoints) as store:
+        (kept,) = store.records()
+        assert kept.author == "" and kept.question == "问"  # the CLI's, as before
+        store.add(
+            FeedbackRecord(thread_id="t", author="alice", turn=1, verdict="good", question="q", answer="a")
+        )
+        assert [r.author for r in store.records(author="alice")] == ["alice"]

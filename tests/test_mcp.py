@@ -237,9 +237,10 @@ def test_the_readme_client_configuration_is_valid_json_naming_the_mcp_command():
     assert any(server.get("url", "").endswith("/mcp") for server in servers.values())
 
 
-def test_http_mcp_with_users_and_no_token_admits_nobody(tmp_path):
-    """Its tools search without a user's access groups, so once users exist and no admin token is set,
-    /mcp is closed to every key (a user's key must never reach documents it may not read through MCP)."""
+def test_http_mcp_takes_the_same_keys_as_v1(tmp_path):
+    """The gate in front of /mcp asks what /v1 asks (server/identity.py): no token and no users, an open
+    local server; once users exist, a user's key passes (its tools then run as that user, see
+    tests/test_users_server.py) and a missing or unknown key is refused with 401."""
     from starlette.applications import Starlette
     from starlette.responses import PlainTextResponse
     from starlette.routing import Route
@@ -252,15 +253,19 @@ def test_http_mcp_with_users_and_no_token_admits_nobody(tmp_path):
         await PlainTextResponse("tools")(scope, receive, send)
 
     users = UserStore(tmp_path / "users.sqlite")
-    deny = PlainTextResponse("no", status_code=401)
 
     def client(token):
-        return TestClient(Starlette(routes=[Route("/mcp", _BearerGate(tools, token, deny, users=users))]))
+        return TestClient(Starlette(routes=[Route("/mcp", _BearerGate(tools, token, users=users))]))
 
     assert client(None).post("/mcp").status_code == 200  # no users, no token: the open local server
     key = users.add("alice", groups="hr").key
-    assert client(None).post("/mcp", headers={"Authorization": f"Bearer {key}"}).status_code == 401
-    assert client("admin-token").post("/mcp", headers={"Authorization": f"Bearer {key}"}).status_code == 401
+    for token in (None, "admin-token"):
+        assert client(token).post("/mcp", headers={"Authorization": f"Bearer {key}"}).status_code == 200
+        assert client(token).post("/mcp").status_code == 401
+        refused = client(token).post("/mcp", headers={"Authorization": "Bearer wrong"})
+        assert refused.status_code == 401 and refused.json()["error"]["code"] == "invalid_api_key"
     assert (
         client("admin-token").post("/mcp", headers={"Authorization": "Bearer admin-token"}).status_code == 200
     )
+    acting = {"Authorization": f"Bearer {key}", "X-Agentic-User": "bob"}
+    assert client("admin-token").post("/mcp", headers=acting).status_code == 403  # only admins act for others

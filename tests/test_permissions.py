@@ -249,8 +249,8 @@ def test_the_local_index_masks_agree_with_the_docstore_query(tmp_path, settings,
 
 
 def test_hnsw_filtered_search_is_exact_over_the_permitted_vectors_query_after_query():
-    """Below 50,000 permitted vectors HNSW scores them directly; their decoded copy is reused for the
-    same mask and never for another."""
+    """Below 50,000 permitted vectors HNSW scores them directly in its float16 store (exact); a mask's
+    bitmap selector is reused for the same mask and never for another. The flat index likewise."""
     import numpy as np
 
     from retrievers.vector_index import HnswParams, VectorIndex
@@ -258,12 +258,14 @@ def test_hnsw_filtered_search_is_exact_over_the_permitted_vectors_query_after_qu
     rng = np.random.default_rng(3)
     vectors = rng.standard_normal((600, 32)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    index = VectorIndex.build(vectors, 32, HnswParams(threshold=1))
-    assert index.is_hnsw
+    hnsw = VectorIndex.build(vectors, 32, HnswParams(threshold=1))
+    flat = VectorIndex.build(vectors, 32, HnswParams(threshold=0))
+    assert hnsw.is_hnsw and not flat.is_hnsw
     masks = [np.arange(600) % 10 == g for g in (3, 7)]
-    for query in vectors[:5]:
-        for mask in (*masks, masks[0]):
-            positions, _ = index.search(query, 10, mask)
-            allowed = np.flatnonzero(mask)
-            exact = allowed[np.argsort(-(vectors[allowed] @ query))[:10]]
-            assert positions.tolist() == exact.tolist()
+    for index in (hnsw, flat):
+        for query in vectors[:5]:
+            for mask in (*masks, masks[0]):
+                positions, _ = index.search(query, 10, mask)
+                allowed = np.flatnonzero(mask)
+                exact = allowed[np.argsort(-(vectors[allowed] @ query))[:10]]
+                assert positions.tolist() == exact.tolist()

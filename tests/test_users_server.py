@@ -179,6 +179,14 @@ def test_citations_are_relative_to_the_collection_root(live):
     assert str(live.tmp) not in json.dumps(live.ask("alice", QUESTIONS["hr"][1]).json(), ensure_ascii=False)
 
 
+def test_evidence_highlights_come_unless_declined(live):
+    question = QUESTIONS["public"][1]
+    full = live.ask("dave", question).json()
+    assert full["evidence"] and full["evidence"][0]["highlights"], full
+    lean = live.ask("dave", question, evidence=False).json()
+    assert lean["evidence"] == [] and lean["answer"] == full["answer"] and lean["citations"]
+
+
 # --- OpenAI-compatible, plain and streamed; acting for a user ----------------------------------------------
 def _client(live, who: str) -> openai.OpenAI:
     key = ADMIN if who == "admin" else live.keys[who]
@@ -396,21 +404,133 @@ def test_error_bodies_carry_no_paths(live):
         assert str(live.tmp) not in reply.text and "/tmp" not in reply.text
 
 
-def test_mcp_over_http_is_for_admins_once_users_exist(live):
-    """MCP's tools search without a user's groups: a user's key is refused there, the admin's is not."""
-    hello = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
+# --- MCP over HTTP: each call runs as its key's owner ----------------------------------------------------
+def test_mcp_over_http_runs_as_the_callers_key_with_the_sdk_client(live):
+    from tests.test_mcp import call, http_client, run
+
+    async def as_user(who: str, *calls: tuple[str, dict]) -> list:
+        async with http_client(live.url, ADMIN if who == "admin" else live.keys[who]) as client:
+            return [await call(client, tool, **arguments) for tool, arguments in calls]
+
+    hr_en, hr_zh = QUESTIONS["hr"]
+    bob = run(
+        as_user(
+            "bob",
+            ("search", {"query": "payroll vault passphrase", "k": 20}),
+            ("search", {"query": "薪资保险库的口令", "mode": "keyword", "k": 20}),
+            ("ask", {"question": hr_en}),
+            ("ask", {"question": QUESTIONS["eng"][1]}),
+            ("list_collections", {}),
+            ("index_stats", {}),
+            ("ingest", {"paths": [str(live.folders["public"])]}),
+        )
+    )
+    searched_en, searched_zh, asked_hr, asked_eng, listed, stats, ingested = bob
+    assert not searched_en[0] and searched_en[1]["results"], searched_en
+    assert not searched_zh[0] and not asked_hr[0]
+    assert_no_leak("bob", bob)
+    assert SECRETS["eng"][1] in asked_eng[1]["answer"]  # his own group's document, in Chinese
+    assert not listed[0] and "location" not in listed[1]["collections"][0]
+    assert stats[0] and "admin" in stats[1]
+    assert ingested[0] and "admin" in ingested[1]
+    alice = run(
+        as_user(
+            "alice",
+            ("search", {"query": hr_zh, "k": 5}),
+            ("ask", {"question": hr_en, "thread_id": "alice-mcp"}),
+        )
+    )
+    assert SECRETS["hr"][1] in json.dumps(alice[0][1], ensure_ascii=False)
+    assert SECRETS["hr"][0] in alice[1][1]["answer"]
+    # her thread is hers: bob cannot continue it through MCP either
+    (taken,) = run(as_user("bob", ("ask", {"question": "and the Chinese one?", "thread_id": "alice-mcp"})))
+    assert taken[0] and "no conversation thread" in taken[1]
+    (admin_stats,) = run(as_user("admin", ("index_stats", {})))
+    assert not admin_stats[0] and admin_stats[1]["chunks"] > 0
     accept = {"Accept": "application/json, text/event-stream"}
-    for user in ("alice", "bob"):
-        refused = httpx.post(live.url + "/mcp", json=hello, headers=live.headers(user, **accept))
-        assert refused.status_code == 401
-    admitted = httpx.post(live.url + "/mcp", json=hello, headers=live.headers("admin", **accept))
-    assert admitted.status_code == 200, admitted.text
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+    for headers in ({}, {"authorization": "Bearer ark_0000000000000000_" + "x" * 43}):
+        assert httpx.post(live.url + "/mcp", json=hello, headers={**headers, **accept}).status_code == 401
+
+
+# --- feedback, per user ----------------------------------------------------------------------------------
+def test_feedback_is_listed_per_user_and_reported_per_user(live):
+    from app.feedback import feedback_report
+    from memory.feedback import open_feedback_store
+
+    def judge(who: str, thread: str, question: str, verdict: str) -> None:
+        assert live.ask(who, question, thread_id=thread).status_code == 200
+        given = httpx.post(
+            live.url + f"/v1/threads/{thread}/feedback", json={"verdict": verdict}, headers=live.headers(who)
+        )
+        assert given.status_code == 200, given.text
+
+    judge("carol", "carol-fb", QUESTIONS["fin"][1], "good")
+    judge("bob", "bob-fb", QUESTIONS["hr"][0], "bad")  # he cannot read it: a miss, to be diagnosed
+
+    def listed(who: str, **params: str) -> httpx.Response:
+        return httpx.get(live.url + "/v1/feedback", params=params, headers=live.headers(who))
+
+    carol = listed("carol").json()["data"]
+    assert {r["thread_id"] for r in carol} == {"carol-fb"} and {r["author"] for r in carol} == {"carol"}
+    assert SECRETS["fin"][1] in json.dumps(carol, ensure_ascii=False)
+    bob = listed("bob").json()["data"]
+    assert {r["author"] for r in bob} == {"bob"} and "carol-fb" not in {r["thread_id"] for r in bob}
+    assert_no_leak("bob", bob)
+    refused = listed("bob", user="carol")
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "not_admin"
+    everyone = {r["author"] for r in listed("admin").json()["data"]}
+    assert {"carol", "bob"} <= everyone
+    assert {r["author"] for r in listed("admin", user="carol").json()["data"]} == {"carol"}
+    # the CLI's report (feedback report --user NAME): that user's records, re-run with their groups only
+    with open_feedback_store(checkpoint_db=live.settings.checkpoint_db) as store:
+        report = feedback_report(
+            store, live.engine.threaded_app, live.engine.context, author="bob", access=USERS["bob"]
+        )
+    assert report.bad == 1 and report.good == 0
+    (diagnosis,) = report.diagnoses
+    assert diagnosis.thread_id == "bob-fb" and diagnosis.found_by == [], diagnosis  # no mode reads hr for bob
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTIC_RAG_")}
+    command = [sys.executable, str(ROOT / "main.py"), "feedback", "report", "--user", "carol", "--json"]
+    command += ["--db", str(live.settings.checkpoint_db), "--index", str(live.settings.index_dir)]
+    done = subprocess.run(
+        [*command, "--embedder", "use-multilingual"],
+        env={**env, "PYTHONPATH": str(ROOT), "AGENTIC_RAG_RERANKER": "none", "AGENTIC_RAG_BRAIN": "offline"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    cli = json.loads(done.stdout)
+    assert (cli["good"], cli["bad"]) == (1, 0)  # bob's bad verdict is not carol's
+
+
+# --- a user who lost a group: old threads and feedback are re-checked --------------------------------------
+def test_a_thread_is_rechecked_when_its_user_loses_a_group(live):
+    store = UserStore(live.tmp / "data" / "users.sqlite")
+    key = store.add("frank", groups="hr").key
+    frank = {"authorization": f"Bearer {key}"}
+    for lang, question in enumerate(QUESTIONS["hr"]):
+        made = live.ask("frank", question, thread_id=f"frank-hr-{lang}", headers=frank)
+        assert SECRETS["hr"][lang] in made.json()["answer"]
+    given = httpx.post(live.url + "/v1/threads/frank-hr-0/feedback", json={"verdict": "good"}, headers=frank)
+    assert given.status_code == 200
+    store.revoke("frank")  # frank moves from hr to eng
+    frank = {"authorization": f"Bearer {store.add('frank', groups='eng').key}"}
+    store.close()
+    hr = list(SECRETS["hr"])
+    for lang, question in enumerate(QUESTIONS["hr"]):
+        shown = httpx.get(live.url + f"/v1/threads/frank-hr-{lang}", headers=frank)
+        assert shown.status_code == 200
+        text = json.dumps(shown.json(), ensure_ascii=False)
+        assert not [s for s in hr if s in text] and question in text and "withheld" in text
+    feedback = httpx.get(live.url + "/v1/feedback", headers=frank).json()["data"]
+    assert feedback and not [s for s in hr if s in json.dumps(feedback, ensure_ascii=False)]
+    # continued: the follow-up is not read against the answer he may no longer read (so "it" is unknown)
+    for lang, follow_up in enumerate(("What about it in Chinese?", "那它的英文口令呢？")):
+        reply = live.ask("frank", follow_up, thread_id=f"frank-hr-{lang}", headers=frank).json()
+        assert not [s for s in hr if s in json.dumps(reply, ensure_ascii=False)]
+        assert reply["stop_reason"] == "needs_clarification", reply
+    # an admin still reads the thread as it was
+    as_admin = httpx.get(live.url + "/v1/threads/frank-hr-0", headers=live.headers("admin")).json()
+    assert SECRETS["hr"][0] in json.dumps(as_admin)

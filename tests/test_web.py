@@ -208,9 +208,10 @@ def test_document_markup_stays_text(page):
 
 def test_without_the_key_the_page_says_so_and_upload_stays_hidden(page, guide_server):
     sync_api.expect(page.locator("#server-status")).to_contain_text("needs an API key")
-    assert page.locator("#upload").is_hidden()  # this server has no upload route
+    assert page.locator("#upload").is_hidden()  # nothing to show before the server has said what it offers
     info = httpx.get(guide_server.url + "/v1/info", headers={"authorization": f"Bearer {KEY}"}).json()
-    assert info["capabilities"]["upload"] is False and info["auth"] is True
+    assert info["capabilities"]["upload"] is True and info["auth"] is True
+    assert info["upload_path"] == "/v1/collections/{name}/documents"
     index = httpx.get(guide_server.url + "/")
     assert "default-src 'none'" in index.headers["content-security-policy"]
 
@@ -229,3 +230,24 @@ def test_feedback_on_nothing_is_a_clear_error(guide_server):
         httpx.post(guide_server.url + "/v1/threads/nobody/feedback", json={"verdict": "good"}).status_code
         == 401
     )
+
+
+KILN = "# Kiln\n\nThe kiln firing code is KILN-7781.\n\n窑炉的烧制代码是窑炉七七八一。\n"
+
+
+def test_a_document_uploaded_from_the_page_answers_the_next_question(page, guide_server):
+    """The upload control end to end: the file goes to the upload route, the running server switches to
+    the new generation, and the next question (English, then Chinese) is answered from it. Last in this
+    module: it adds a document to the shared index."""
+    enter_key(page)
+    sync_api.expect(page.locator("#upload")).to_be_visible()
+    kiln = {"name": "kiln.md", "mimeType": "text/markdown", "buffer": KILN.encode()}
+    page.set_input_files("#upload-file", files=[kiln])
+    page.click("#upload-form button")
+    status = page.locator("#upload-status")
+    sync_api.expect(status).to_contain_text("kiln.md: added to default", timeout=120_000)
+    page.click("#new-thread")
+    message, _ = ask(page, "What is the kiln firing code?")
+    assert "KILN-7781" in message.locator(".answer").inner_text()
+    message, _ = ask(page, "窑炉的烧制代码是什么？")
+    assert "窑炉七七八一" in message.locator(".answer").inner_text()

@@ -5,7 +5,7 @@ app has the upload route. Chinese and English side by side."""
 from __future__ import annotations
 
 import pytest
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 
 from core.schemas import Passage
 from server.evidence import evidence_for
@@ -79,3 +79,13 @@ def test_upload_is_advertised_only_when_the_route_exists():
         return {}
 
     assert upload_route(app) == "/v1/collections/{name}/documents"
+    # as the server mounts it: a router of the /v1 router (FastAPI keeps included routers nested)
+    inner, v1, served = APIRouter(), APIRouter(prefix="/v1"), FastAPI()
+
+    @inner.post("/collections/{collection}/documents")
+    async def nested() -> dict[str, str]:
+        return {}
+
+    v1.include_router(inner)
+    served.include_router(v1)
+    assert upload_route(served) == "/v1/collections/{collection}/documents"
