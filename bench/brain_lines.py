@@ -28,10 +28,13 @@ def _docstring_lines(tree: ast.AST) -> set[int]:
     lines: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                if isinstance(body[0].value.value, str):
-                    lines.update(range(body[0].lineno, (body[0].end_lineno or body[0].lineno) + 1))
+            first = node.body[0] if node.body else None
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                lines.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
     return lines
 
 
@@ -79,7 +82,9 @@ def count(folder: Path) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
     """Totals over ``folder/*.py`` (plus data lines of ``folder/data/*.json``) and the per-file figures."""
     files = {p.name: count_file(p) for p in sorted(folder.glob("*.py"))}
     total = {key: sum(f[key] for f in files.values()) for key in next(iter(files.values()))}
-    total["data"] = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in sorted(folder.glob("data/*.json")))
+    total["data"] = sum(
+        len(p.read_text(encoding="utf-8").splitlines()) for p in sorted(folder.glob("data/*.json"))
+    )
     return total, files
 
 

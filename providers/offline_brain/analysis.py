@@ -15,18 +15,18 @@ from core.schemas import Complexity, QueryAnalysis, QueryType, StrategyName
 from core.text import CJK_RE, contains_cjk, detect_language
 from core.tokenize import identifiers_in, tokenize
 from providers.offline_brain.decompose import (
-    EN_COMPARE_RE,
     ZH_COMPARE_CUES,
     bridge_hops,
     decompose,
     segment,
     zh_list,
 )
+from providers.offline_brain.lexicon import lexicon
 
-_QUOTED = re.compile(
-    r"\"([^\"]{2,80})\"|“([^”]{1,80})”|「([^」]{1,80})」|`([^`]{1,80})`|(?<!\w)'([^']{3,80})'(?!\w)"
-)
-_TITLE = re.compile(r"《([^》]{1,80})》")
+_LEX = lexicon()
+
+_QUOTED = _LEX.regex("analysis.quoted")
+_TITLE = _LEX.regex("analysis.title")
 
 # ---- query type ---------------------------------------------------------------------------------
 
@@ -47,63 +47,23 @@ def _en(*phrases: str, weight: int) -> Cue:
     return Cue(re.compile(r"\b(?:" + "|".join(phrases) + r")\b", re.IGNORECASE), weight)
 
 
-TYPE_CUES: dict[QueryType, tuple[Cue, ...]] = {
-    "comparative": (
-        _zh(*ZH_COMPARE_CUES, weight=3),
-        Cue(EN_COMPARE_RE, 3),
-        _en(r"which is better", r"which one should i (?:use|choose|pick)", weight=3),
-    ),
-    "analytical": (
-        _zh("为什么", "为何", "原因", "起因", "怎么会", "原理", "机制", weight=2),
-        _zh("影响", "分析", "解释", "意义", "作用", "后果", "导致", weight=1),
-        _en(
-            r"why",
-            r"what causes",
-            r"what caused",
-            r"explain",
-            r"how (?:does|do|did) .{1,60} work",
-            r"what (?:is|are) the (?:reasons?|causes?)",
-            weight=2,
-        ),
-        _en(
-            r"impacts?",
-            r"effects? of",
-            r"analy[sz]e",
-            r"causes",
-            r"consequences",
-            r"implications?",
-            r"reasons?",
-            r"affect",
-            r"lead to",
-            weight=1,
-        ),
-    ),
-    "procedural": (
-        _zh("如何", "怎么", "怎样", "步骤", "流程", "教程", "方法", weight=2),
-        _zh("安装", "配置", "设置", "部署", "搭建", "创建", "升级", "迁移", "启用", "调", weight=1),
-        _en(
-            r"how (?:to|do i|do you|can i|should i|would i|do we|can we|should we)",
-            r"steps?",
-            r"guide",
-            r"tutorial",
-            weight=2,
-        ),
-        _en(
-            r"install",
-            r"set ?up",
-            r"configure",
-            r"deploy",
-            r"enable",
-            r"upgrade",
-            r"migrate",
-            r"create",
-            r"fix",
-            r"stop",
-            weight=1,
-        ),
-    ),
-}
+def _cue(item: dict) -> Cue:
+    words, phrases = item.get("words"), item.get("phrases")
+    if "use" in item:  # a list decompose shares: its words (zh) or its regex (en)
+        entry = _LEX.entry(item["use"], item["language"])
+        if "words" not in entry:
+            return Cue(_LEX.regex(item["use"], item["language"]), item["weight"])
+        words = entry["words"]
+    return _zh(*words, weight=item["weight"]) if words else _en(*phrases, weight=item["weight"])
+
+
 _TYPE_ORDER: tuple[QueryType, ...] = ("comparative", "analytical", "procedural")
+TYPE_CUES: dict[QueryType, tuple[Cue, ...]] = {
+    qtype: tuple(
+        _cue(item) for item in _LEX.entry("analysis.type_cues", "any")["cues"] if item["type"] == qtype
+    )
+    for qtype in _TYPE_ORDER
+}
 
 
 def _word_boundaries(text: str) -> set[int]:
@@ -148,66 +108,13 @@ def classify_type(question: str) -> tuple[QueryType, list[str]]:
 
 # ---- entities and identifiers -------------------------------------------------------------------
 
-_CAP_NAME = re.compile(
-    r"\b[A-Z][\w'-]*(?:\s+(?:of|the|and|de|von|van|du|da|la|for|on)\s+[A-Z][\w'-]*|\s+[A-Z][\w'-]*)+"
-)
-_CAP_WORD = re.compile(r"\b[A-Z][a-z][\w-]*\b")
-_QUESTION_WORDS = frozenset(
-    [
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "how",
-        "why",
-        "when",
-        "where",
-        "is",
-        "are",
-        "was",
-        "were",
-        "do",
-        "does",
-        "did",
-        "can",
-        "could",
-        "should",
-        "would",
-        "will",
-    ]
-)
-_SENTENCE_START_WORDS = _QUESTION_WORDS | frozenset(
-    [
-        "compare",
-        "explain",
-        "describe",
-        "list",
-        "name",
-        "give",
-        "tell",
-        "show",
-        "find",
-        "in",
-        "on",
-        "for",
-        "the",
-        "a",
-        "an",
-        "and",
-        "or",
-        "of",
-        "vs",
-        "versus",
-        "between",
-        "if",
-        "please",
-        "also",
-    ]
-)
-_FLAG = re.compile(r"(?<![\w-])--?[a-zA-Z][\w-]*")
-_CALL = re.compile(r"\b[A-Za-z_][\w.]*\(\)")
-_PATH = re.compile(r"(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.(?:py|md|txt|json|yaml|yml|toml|cfg|ini|sh|pdf|html)\b")
+_CAP_NAME = _LEX.regex("analysis.cap_name")
+_CAP_WORD = _LEX.regex("analysis.cap_word")
+_QUESTION_WORDS = frozenset(_LEX.words("analysis.question_words", "any"))
+_SENTENCE_START_WORDS = _QUESTION_WORDS | frozenset(_LEX.words("analysis.sentence_start_words", "any"))
+_FLAG = _LEX.regex("analysis.flag")
+_CALL = _LEX.regex("analysis.call")
+_PATH = _LEX.regex("analysis.path")
 
 
 def quoted_phrases(question: str) -> list[str]:
@@ -271,84 +178,7 @@ def extract_entities(question: str) -> list[str]:
 
 # ---- key terms (shared with judge / extractive) --------------------------------------------------
 
-QUESTION_FILLER = frozenset(
-    [
-        "explain",
-        "describ",
-        "compar",
-        "differ",
-        "differ",
-        "differenc",
-        "between",
-        "versus",
-        "vs",
-        "pros",
-        "cons",
-        "advantag",
-        "disadvantag",
-        "tell",
-        "know",
-        "want",
-        "need",
-        "pleas",
-        "step",
-        "steps",
-        "way",
-        "ways",
-        "use",
-        "work",
-        "mean",
-        "happen",
-        "exampl",
-        "list",
-        "name",
-        "give",
-        "show",
-        "find",
-        "detail",
-        "overview",
-        "introduct",
-        *ZH_COMPARE_CUES,
-        "特点",
-        "介绍",
-        "一下",
-        "说明",
-        "解释",
-        "分析",
-        "原因",
-        "为何",
-        "哪里",
-        "哪儿",
-        "哪一",
-        "哪些",
-        "多少",
-        "几",
-        "怎样",
-        "如何",
-        "怎么",
-        "步骤",
-        "方法",
-        "问题",
-        "请问",
-        "呢",
-        "吗",
-        "么",
-        "是不是",
-        "能否",
-        "可否",
-        "一般",
-        "主要",
-        "具体",
-        "分别",
-        "各自",
-        "表现",
-        "哪个",
-        "什么样",
-        "有何",
-        "什么",
-        "意思",
-    ]
-)
+QUESTION_FILLER = frozenset([*_LEX.words("analysis.question_filler", "any"), *ZH_COMPARE_CUES])
 
 
 def key_terms(text: str) -> list[str]:
@@ -373,13 +203,8 @@ def surface_terms(text: str) -> dict[str, str]:
 
 # ---- complexity and strategy ---------------------------------------------------------------------
 
-_VAGUE = re.compile(
-    r"\b(?:thing|things|stuff|something|somehow|kind of|sort of|whatever)\b|那个|那种|这种|之类|东西|某种|那玩意",
-    re.IGNORECASE,
-)
-_CLAUSE_MARKS = re.compile(
-    r"[,，;；]|\b(?:and|but|while|whereas|if|when|because)\b|并且|而且|以及|同时|如果|因为"
-)
+_VAGUE = _LEX.regex("analysis.vague")
+_CLAUSE_MARKS = _LEX.regex("analysis.clause_marks")
 
 
 def _length(question: str) -> int:

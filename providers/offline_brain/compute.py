@@ -17,31 +17,27 @@ from pydantic import BaseModel, Field
 from core.schemas import DraftAnswer, Passage
 from core.text import detect_language, split_sentences
 from providers.offline_brain.compute_values import match_terms, plan_values, stated_range, value_intent
+from providers.offline_brain.lexicon import lexicon
 from tools import ToolError, ToolResult, run_tool
 from tools.dates import find_dates
 from tools.units import known_units
+
+_LEX = lexicon()
 
 # span: years of a range one sentence states (a Chinese duration question, compute_values.py)
 Intent = Literal[
     "years", "days", "span", "convert", "arithmetic", "difference", "sum", "ratio", "percent", "average"
 ]
 
-_YEARS = re.compile(
-    r"how many years|how old|years? (?:after|before|apart|between|earlier|later|passed|elapsed)"
-    r"|how long (?:after|before|ago)|相差多少年|相隔多少年|相差几年|相隔几年|间隔多少年|隔了多少年"
-    r"|多少年(?:后|前|之后|之前)|几年(?:后|前|之后|之前)|多少岁|几岁",
-    re.I,
-)
-_AGE = re.compile(r"how old|多少岁|几岁", re.I)
-_BIRTH = re.compile(r"\bborn\b|出生|生于|诞生", re.I)
+_YEARS = _LEX.regex("compute.years")
+_AGE = _LEX.regex("compute.age")
+_BIRTH = _LEX.regex("compute.birth")
 # A stated span or age: a number below 1000 (not a year) with years/days/岁/年/天.
-_COUNT = re.compile(r"(?<![\d.])\d{1,3}\s*(?:周岁|岁|年(?![\d月])|天|years?\b|days?\b)", re.I)
-_DAYS = re.compile(r"how many days|相差多少天|相隔多少天|多少天|几天", re.I)
-_EXPRESSION = re.compile(r"[(（]?\s*\d[\d,.]*\s*(?:[-+*/×÷^%]\s*[(（]?\s*\d[\d,.]*\s*[)）]?\s*)+[)）]?")
+_COUNT = _LEX.regex("compute.count")
+_DAYS = _LEX.regex("compute.days")
+_EXPRESSION = _LEX.regex("compute.expression")
 # Unit names too ambiguous to read from running text ("in", "t", "分"); they still work in the tools.
-_AMBIGUOUS_UNITS = frozenset(
-    {"in", "t", "s", "h", "k", "f", "c", "b", "li", "开", "分", "时", "日", "年", "里", "节", "码", "周"}
-)
+_AMBIGUOUS_UNITS = frozenset(_LEX.words("compute.ambiguous_units", "any"))
 _UNIT_NAMES = sorted((u for u in known_units() if u not in _AMBIGUOUS_UNITS), key=len, reverse=True)
 _UNIT = "(?:" + "|".join(re.escape(u) for u in _UNIT_NAMES) + r")(?![A-Za-z])"
 _QUANTITY = re.compile(rf"(?P<value>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>{_UNIT})", re.I)
@@ -53,9 +49,7 @@ _TARGET_UNIT = re.compile(
     rf"(?:\b(?:how many|in|into|to)\s+|多少|几|换算成|合|折合|等于)\s*(?P<unit>{_ASKED_UNIT})", re.I
 )
 # Arithmetic only when asked for: "1945-1949" or "1/3" in a question is a range or a fraction, not a sum.
-_COMPUTE_CUE = re.compile(
-    r"\b(?:what is|what's|calculate|compute|how much is)\b|计算|算一下|等于多少|等于几|是多少", re.I
-)
+_COMPUTE_CUE = _LEX.regex("compute.compute_cue")
 
 
 class Operand(BaseModel):

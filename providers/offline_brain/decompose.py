@@ -15,31 +15,15 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from core.text import CJK, contains_cjk, jieba
+from core.text import contains_cjk, jieba
+from providers.offline_brain.lexicon import lexicon
+
+_LEX = lexicon()
 
 # ---- cue lexicon shared with the analyser ---------------------------------------------------------
 
-ZH_COMPARE_CUES = (
-    "区别",
-    "不同",
-    "对比",
-    "比较",
-    "差异",
-    "异同",
-    "优缺点",
-    "优劣",
-    "孰优孰劣",
-    "哪个更",
-    "哪一个更",
-    "哪个好",
-)
-EN_COMPARE_RE = re.compile(
-    r"\b(?:vs\.?|versus|compar(?:e|es|ed|ing|ison)|differ(?:s|ence|ences|ent from)?|better than|worse than"
-    r"|faster than|slower than|pros and cons|advantages and disadvantages|trade-?offs? between"
-    r"|which (?:one )?(?:is |should i (?:use|choose|pick) )?(?:better|faster|cheaper|safer|easier|more \w+))\b"
-    r"|^\s*[\w.+#-]+(?:\s[\w.+#-]+)?\s+or\s+[\w.+#-]+(?:\s[\w.+#-]+)?\s+(?:for|to|in)\b",
-    re.IGNORECASE,
-)
+ZH_COMPARE_CUES = tuple(_LEX.words("decompose.compare_cues", "zh"))
+EN_COMPARE_RE = _LEX.regex("decompose.compare_re", "en")
 
 
 def is_comparative(question: str) -> bool:
@@ -80,98 +64,9 @@ def _dedupe(queries: list[str]) -> list[str]:
 
 # ---- Chinese lists (comparisons and enumerations) -------------------------------------------------
 
-_ZH_CONNECTORS = frozenset(
-    {"、", "和", "与", "跟", "同", "及", "以及", "vs", "VS", "Vs", "versus", "对", "或"}
-)
-_ZH_LIST_BOUNDARY = frozenset(
-    [
-        "的",
-        "在",
-        "有",
-        "是",
-        "各自",
-        "分别",
-        "之间",
-        "区别",
-        "差异",
-        "不同",
-        "比较",
-        "对比",
-        "异同",
-        "优缺点",
-        "优劣",
-        "上",
-        "中",
-        "方面",
-        "哪个",
-        "谁",
-        "，",
-        ",",
-        "？",
-        "?",
-        "。",
-        "：",
-        ":",
-        "请",
-        "一下",
-        "请问",
-        "有何",
-        "有什么",
-        "有哪些",
-        "什么",
-        "如何",
-        "怎么",
-        "怎样",
-        "为什么",
-        "哪些",
-        "吗",
-        "呢",
-        "了",
-        "对于",
-        "关于",
-        "中的",
-        "里",
-        "都",
-        "还",
-        "能",
-        "会",
-        "可以",
-        "应该",
-        "需要",
-    ]
-)
-_ZH_FILLER = (
-    "有什么区别",
-    "有什么不同",
-    "有何异同",
-    "有何区别",
-    "有何不同",
-    "的区别",
-    "的差异",
-    "的不同",
-    "的异同",
-    "的对比",
-    "的比较",
-    "区别",
-    "差异",
-    "不同",
-    "异同",
-    "对比",
-    "比较",
-    "各自",
-    "分别",
-    "之间",
-    "是什么",
-    "有哪些",
-    "有什么",
-    "有何",
-    "如何",
-    "怎么样",
-    "哪个好",
-    "哪个更好",
-    "吗",
-    "呢",
-)
+_ZH_CONNECTORS = frozenset(_LEX.words("decompose.connectors", "zh"))
+_ZH_LIST_BOUNDARY = frozenset(_LEX.words("decompose.list_boundary", "zh"))
+_ZH_FILLER = tuple(_LEX.words("decompose.filler", "zh"))
 
 
 def zh_list(question: str) -> tuple[str, list[str], str] | None:
@@ -248,52 +143,9 @@ def _zh_enumeration(question: str) -> list[str]:
 
 # ---- English lists --------------------------------------------------------------------------------
 
-_EN_BOUNDARY_PREP = re.compile(
-    r"\s+(?=(?:in terms of|with respect to|in|of|for|on|when|regarding|after|before|during|at|under|as|from|"
-    r"over|across|within|to)\s)",
-    re.IGNORECASE,
-)
-_EN_FUNCTION = frozenset(
-    [
-        "the",
-        "a",
-        "an",
-        "of",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "between",
-        "compare",
-        "comparing",
-        "and",
-        "what",
-        "which",
-        "who",
-        "how",
-        "why",
-        "when",
-        "where",
-        "do",
-        "does",
-        "did",
-        "list",
-        "name",
-        "give",
-        "tell",
-        "me",
-        "about",
-        "in",
-        "on",
-        "for",
-        "to",
-    ]
-)
-_WH_START = re.compile(
-    r"^(?:what|which|who|whom|whose|how|why|when|where|is|are|was|were|do|does|did|can|could|should|will)\b",
-    re.IGNORECASE,
-)
+_EN_BOUNDARY_PREP = _LEX.regex("decompose.boundary_prep", "en")
+_EN_FUNCTION = frozenset(_LEX.words("decompose.function", "en"))
+_WH_START = _LEX.regex("decompose.wh_start")
 
 
 def _split_last_item(text: str) -> tuple[str, str]:
@@ -427,79 +279,17 @@ def _en_pair_as_well_as(question: str) -> list[str]:
 
 # ---- clauses joined by conjunctions ---------------------------------------------------------------
 
-_EN_CLAUSE_SPLIT = re.compile(
-    r"\?\s+(?:and\s+|also,?\s+)?|;\s*|,?\s+(?:and(?:\s+also)?|as well as|also)\s+(?=(?:how|what|why|when|where|who|"
-    r"which|whose|is|are|was|were|does|do|did|can|could|should|will)\b)",
-    re.IGNORECASE,
-)
-_ZH_CLAUSE_SPLIT = re.compile(r"[？?；;]|，?以及|，?并且|，?而且|，\s*还有|，\s*同时|，\s*另外")
-_ZH_QUESTION_CUE = re.compile(r"如何|怎么|怎样|什么|为什么|为何|哪|吗|多少|几|是否|有没有|能否|可否")
-_EN_PRONOUN = re.compile(r"\b(it|its|they|them|their)\b", re.IGNORECASE)
-_ZH_PRONOUN = re.compile(r"它们|它|(?<![尤极])其(?![他中次实余])|(?<!应)该(?=[" + CJK + "])")
+_EN_CLAUSE_SPLIT = _LEX.regex("decompose.clause_split", "en")
+_ZH_CLAUSE_SPLIT = _LEX.regex("decompose.clause_split", "zh")
+_ZH_QUESTION_CUE = _LEX.regex("decompose.question_cue", "zh")
+_EN_PRONOUN = _LEX.regex("decompose.pronoun", "en")
+_ZH_PRONOUN = _LEX.regex("decompose.pronoun", "zh")
 
-_EN_LEAD = re.compile(
-    r"^(?:(?:what|which|who|how(?:\s+(?:long|many|much|often|far|old|big))?|why|when|where)\s+"
-    r"(?:is|are|was|were|does|do|did|can|could|should|would)"
-    r"(?:\s+(?:i|we|you|one))?|what's|tell me about|explain|describe|how to|can you explain|"
-    r"is|are|does|do)\s+",
-    re.IGNORECASE,
-)
-_EN_TRAILING_VERB = re.compile(
-    r"\s+(?:work|works|mean|means|do|does|happen|function|used for|use|compare|matter)$", re.IGNORECASE
-)
-_EN_CUT = re.compile(
-    r"\s+(?:is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|works?|in order to|if|when|"
-    r"because|so that|without|with)\b.*$",
-    re.IGNORECASE,
-)
-_ZH_LEAD = re.compile(r"^(?:请问|请|什么是|如何|怎么|怎样|为什么|为何|介绍一下|介绍|解释一下|解释|说说)\s*")
-_ZH_PREDICATE = frozenset(
-    [
-        "是",
-        "是什么",
-        "是啥",
-        "有",
-        "有哪些",
-        "有什么",
-        "有何",
-        "怎么",
-        "怎么样",
-        "如何",
-        "怎样",
-        "为什么",
-        "为何",
-        "是否",
-        "能否",
-        "可以",
-        "应该",
-        "需要",
-        "会",
-        "能",
-        "吗",
-        "呢",
-        "在哪",
-        "在哪里",
-        "哪",
-        "哪里",
-        "哪些",
-        "哪个",
-        "多少",
-        "几",
-        "什么",
-        "很",
-        "太",
-        "总是",
-        "经常",
-        "还",
-        "都",
-        "也",
-        "，",
-        ",",
-        "。",
-        "？",
-        "?",
-    ]
-)
+_EN_LEAD = _LEX.regex("decompose.lead", "en")
+_EN_TRAILING_VERB = _LEX.regex("decompose.trailing_verb", "en")
+_EN_CUT = _LEX.regex("decompose.cut", "en")
+_ZH_LEAD = _LEX.regex("decompose.lead", "zh")
+_ZH_PREDICATE = frozenset(_LEX.words("decompose.predicate", "zh"))
 
 
 def topic_of(question: str) -> str:
@@ -563,97 +353,10 @@ def _clauses(question: str) -> list[str]:
 
 # ---- bridge (nested relation) questions -----------------------------------------------------------
 
-EN_RELATIONAL = frozenset(
-    [
-        "director",
-        "directors",
-        "author",
-        "authors",
-        "writer",
-        "writers",
-        "spouse",
-        "spouses",
-        "wife",
-        "wives",
-        "husband",
-        "husbands",
-        "founder",
-        "founders",
-        "co-founder",
-        "ceo",
-        "president",
-        "presidents",
-        "capital",
-        "capitals",
-        "inventor",
-        "inventors",
-        "creator",
-        "creators",
-        "father",
-        "mother",
-        "son",
-        "daughter",
-        "parents",
-        "children",
-        "brother",
-        "sister",
-        "designer",
-        "designers",
-        "architect",
-        "architects",
-        "composer",
-        "composers",
-        "owner",
-        "owners",
-        "leader",
-        "leaders",
-        "head",
-        "heads",
-        "mayor",
-        "mayors",
-        "king",
-        "queen",
-        "producer",
-        "producers",
-        "developer",
-        "developers",
-        "maintainer",
-        "maintainers",
-        "publisher",
-        "publishers",
-        "manufacturer",
-        "manufacturers",
-        "headquarters",
-        "birthplace",
-        "coach",
-        "coaches",
-        "chairman",
-        "successor",
-        "predecessor",
-        "star",
-        "stars",
-        "singer",
-        "singers",
-        "members",
-        "member",
-        "winner",
-        "winners",
-        "chancellor",
-        "governor",
-        "governors",
-        "prime",
-    ]
-)
-_EN_RANKED = re.compile(
-    r"^(?:the\s+)?(?:top|first|last|largest|biggest|smallest|highest|lowest|most|least|best|oldest|newest|"
-    r"latest|current|\d+|two|three|four|five|six|seven|eight|nine|ten)\b",
-    re.IGNORECASE,
-)
-_EN_RELCLAUSE = re.compile(r"\b(?:that|which|who|whom|whose|where|when)\b", re.IGNORECASE)
-_EN_LIFE_VERBS = (
-    r"born|die|died|live|lived|grow up|grew up|study|studied|graduate|graduated|work|worked|located|"
-    r"founded|buried|raised|based|headquartered|educated"
-)
+EN_RELATIONAL = frozenset(_LEX.words("decompose.relational", "en"))
+_EN_RANKED = _LEX.regex("decompose.ranked", "en")
+_EN_RELCLAUSE = _LEX.regex("decompose.relclause", "en")
+_EN_LIFE_VERBS = "|".join(_LEX.words("decompose.life_verbs", "en"))
 
 
 def _en_bridge(question: str) -> list[str]:
@@ -699,48 +402,9 @@ def _en_bridge(question: str) -> list[str]:
     return []
 
 
-ZH_RELATIONAL = (
-    "作者",
-    "导演",
-    "创始人",
-    "创办人",
-    "发明者",
-    "发明人",
-    "设计者",
-    "设计师",
-    "妻子",
-    "丈夫",
-    "夫人",
-    "父亲",
-    "母亲",
-    "儿子",
-    "女儿",
-    "首都",
-    "总统",
-    "总理",
-    "主席",
-    "首相",
-    "国王",
-    "作曲",
-    "作曲家",
-    "主演",
-    "老师",
-    "学生",
-    "继任者",
-    "前任",
-    "总部",
-    "首席执行官",
-    "CEO",
-    "负责人",
-    "维护者",
-    "开发者",
-    "出品方",
-    "母公司",
-)
-_ZH_DESCRIBED_HEAD = (
-    "人|工程师|科学家|作家|公司|国家|城市|电影|小说|书|学者|将军|皇帝|球队|大学|组织|项目|产品|团队"
-)
-_ZH_IDENTITY_ONLY = re.compile(r"^(?:是谁|是什么|是哪位|是哪个|是哪家|是哪里|叫什么|叫什么名字|是)?$")
+ZH_RELATIONAL = tuple(_LEX.words("decompose.relational", "zh"))
+_ZH_DESCRIBED_HEAD = "|".join(_LEX.words("decompose.described_head", "zh"))
+_ZH_IDENTITY_ONLY = _LEX.regex("decompose.identity_only", "zh")
 
 
 def _zh_bridge(question: str) -> list[str]:

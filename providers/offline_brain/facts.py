@@ -19,21 +19,21 @@ from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.weights import params
 from providers.offline_brain.words import pos_tags
 
-_MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-_MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sept?(?:ember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+_LEX = lexicon()
+
+_MONTHS = _LEX.words("facts.months", "any")
+_MONTH = _LEX.fragment("facts.month")
 MONTH_WORD = _MONTH  # a month as English writes it (for telling how a date is written)
-_DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
-_YEAR = r"(?:1[5-9]\d\d|20\d\d)"
+_DAY = _LEX.fragment("facts.day")
+_YEAR = _LEX.fragment("facts.year")
 
 _KINDS = ("number", "date", "name", "place", "value")  # the kinds of fact a question can ask for
 # the cues for each kind, and for a role someone holds ("市长", "coach"): data/{zh,en}.json asks_for_*
 
 
-_DIGIT = re.compile(r"\d|[一二三四五六七八九十百千万亿两]")
-_DATE_MARK = re.compile(
-    r"\b1\d{3}\b|\b20\d{2}\b|\d+\s*年|\d+\s*月|\d+\s*日|[一二三四五六七八九〇零十]+年|世纪"
-)
-_VALUE = re.compile(r"\d|https?://|`[^`]+`|\b[A-Z][A-Z0-9_]{2,}\b")
+_DIGIT = _LEX.regex("facts.digit")
+_DATE_MARK = _LEX.regex("facts.date_mark")
+_VALUE = _LEX.regex("facts.value")
 
 _EN_DATES = [
     re.compile(rf"\b(?P<m>{_MONTH})\.?\s+(?P<d>{_DAY}),?\s+(?P<y>{_YEAR})\b"),  # May 29, 2020
@@ -42,22 +42,14 @@ _EN_DATES = [
     re.compile(rf"\b(?P<y>{_YEAR})-(?P<mm>[01]?\d)-(?P<d>[0-3]?\d)\b"),  # 2020-05-29
     re.compile(rf"(?<![\d.,$])\b(?P<y>{_YEAR})\b(?![.,]?\d)"),  # 2015
 ]
-_ZH_DATE = re.compile(r"(?:(?P<y>\d{4})\s*年)?\s*(?:(?P<mm>\d{1,2})\s*月)?\s*(?:(?P<d>\d{1,2})\s*[日号])?")
-_NUMBER = re.compile(
-    r"(?<![A-Za-z0-9_.,])[$€£¥]?\s?(?P<n>\d+(?:[,，]\d{3})*(?:\.\d+)?)(?!\d)\s*"
-    r"(?P<u>%|％|万亿|千万|百万|万|亿|千|百|(?:million|billion|trillion|thousand|percent)\b)?"
-    r"(?!\s*(?:年|月|日|号))",
-    re.IGNORECASE,
-)
-_CAPITALISED = re.compile(
-    r"(?:[A-Z]\.|[A-Z][\w'’&-]*)(?:\s+(?:(?:van|von|de|der|den|da|di|du|del|la|le|bin|al|of|the|and)\s+)*"
-    r"(?:[A-Z]\.|[A-Z][\w'’&-]*))*"
-)
+_ZH_DATE = _LEX.regex("facts.date", "zh")
+_NUMBER = _LEX.regex("facts.number")
+_CAPITALISED = _LEX.regex("facts.capitalised")
 # people, organisations, other proper nouns, and places: a club or firm often bears its city's name (利物浦)
-_ZH_NAME_FLAGS = ("nr", "nt", "nz", "ns")
-_ZH_PLACE_FLAGS = ("ns",)
-_TITLE = re.compile(r"《([^》]{1,40})》")
-_NAME_DOTS = ("·", "•", "・")  # 罗伯特·唐尼, J·K·罗琳: a transliterated name's parts
+_ZH_NAME_FLAGS = tuple(_LEX.words("facts.name_flags", "zh"))
+_ZH_PLACE_FLAGS = tuple(_LEX.words("facts.place_flags", "zh"))
+_TITLE = _LEX.regex("facts.title")
+_NAME_DOTS = tuple(_LEX.words("facts.name_dots", "any"))
 # how much a fact of this precision counts: a full date says more than a year alone (set by hand)
 
 
@@ -138,28 +130,7 @@ def stated_facts(sentence: str, kind: str, question: str) -> dict[str, tuple[flo
     return {k: v for k, v in found.items() if k not in stated}
 
 
-_ORDINAL_WORDS = [
-    "first",
-    "second",
-    "third",
-    "fourth",
-    "fifth",
-    "sixth",
-    "seventh",
-    "eighth",
-    "ninth",
-    "tenth",
-    "eleventh",
-    "twelfth",
-    "thirteenth",
-    "fourteenth",
-    "fifteenth",
-    "sixteenth",
-    "seventeenth",
-    "eighteenth",
-    "nineteenth",
-    "twentieth",
-]
+_ORDINAL_WORDS = _LEX.words("facts.ordinal_words", "any")
 _EDITION = {
     "year": re.compile(rf"(?<!\d)({_YEAR})(?!\d)"),
     "ordinal": re.compile(
@@ -269,8 +240,8 @@ def _question_words(question: str) -> frozenset[str]:
     return frozenset(words)
 
 
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_POSSESSIVE = re.compile(r"['’]s$")
+_WEEKDAYS = tuple(_LEX.words("facts.weekdays", "any"))
+_POSSESSIVE = _LEX.regex("facts.possessive")
 
 
 def _name_words(words: list[str]) -> list[str]:
@@ -356,26 +327,11 @@ def _dotted_names(words: list[str]) -> list[str]:
 
 
 # "什么是X？", "X是什么？", "X指的是什么？", "What is X?", "What does X mean?": the question asks what X is
-_DEFINITION_QUESTIONS = (
-    re.compile(r"^\s*(?:请问)?什么(?:是|叫做?)\s*(?P<x>.+?)\s*[？?。]?\s*$"),
-    re.compile(
-        r"^\s*(?P<x>.+?)\s*(?:是什么|是指什么|指的是什么|是什么意思|是何物)\s*(?:[\w]{0,4})?\s*[？?。]?\s*$"
-    ),
-    re.compile(r"^\s*what\s+(?:is|are|was|were)\s+(?:an?\s+|the\s+)?(?P<x>.+?)\s*\??\s*$", re.IGNORECASE),
-    re.compile(r"^\s*what\s+does\s+(?:an?\s+|the\s+)?(?P<x>.+?)\s+mean\s*\??\s*$", re.IGNORECASE),
-)
+_DEFINITION_QUESTIONS = tuple(_LEX.regexes("facts.definition_questions"))
 # what may stand between the term and its copula: "（Bluestone Accord）", "，亦称三角恋，", ", also called X,"
-_ASIDE = re.compile(
-    r"^(?:\s*[（(][^（）()]{0,80}[）)]|\s*[，,]\s*(?:亦|又|也)(?:称|作|名)[^，,。]{0,40}|"
-    r"\s*,\s*(?:also|often|sometimes)\s+(?:called|known as)\s+[^,.]{0,60},?)*\s*[，,]?\s*",
-    re.IGNORECASE,
-)
+_ASIDE = _LEX.regex("facts.aside")
 # "X is a …", not the passive "X is seen as …" / "X was signed in …"
-_COPULA = re.compile(
-    r"^(?:是|系|指|即|为)|^(?:means|refers to)\b|^(?:is|are|was|were)\b"
-    r"(?!\s+(?:\w+ed|seen|known|held|kept|made|given|taken|built|written|fought|found|won|sold)\b)",
-    re.IGNORECASE,
-)
+_COPULA = _LEX.regex("facts.copula")
 
 
 def defined_term(question: str) -> str | None:

@@ -4,14 +4,16 @@
 Each entry names a use and lists its words with how they match: ``anywhere`` in the text or only at its
 ``opening``; or, where a cue needs more than words (``几[个次年天]``, ``how (?:many|much)``), its ``regex``
 patterns verbatim. Chinese words match as written; English ones whole-word and case-insensitively; ``any``
-(program names) as written. ``pattern(name)`` compiles one regex over every language's words.
+(program names) as written. ``pattern(name)`` compiles one regex over every language's words. The rules' own tables are data too,
+named ``<module>.<table>``: a word list (``words``), one regex kept verbatim with its flags (``regex``), a
+list of them (``regexes``), named ones (``regex_table``), a fragment patterns are built from (``fragment``) or a mapping (``table``).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from functools import lru_cache, reduce
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -42,6 +44,33 @@ class Lexicon:
         """``a|b|c`` over the escaped words, longest first (so a longer phrase wins at one position)."""
         return "|".join(re.escape(w) for w in sorted(self.words(use, language), key=lambda w: (-len(w), w)))
 
+    def entry(self, use: str, language: str) -> dict:
+        """The raw entry ``use`` of ``language`` (a KeyError naming the file when it is missing)."""
+        try:
+            return self.entries[language][use]
+        except KeyError:
+            raise KeyError(f"no entry {use!r} in {DATA / (language + '.json')}") from None
+
+    def regex(self, use: str, language: str = "any") -> re.Pattern[str]:
+        """The regex stored verbatim under ``use`` (``{"regex": ..., "flags": ["IGNORECASE"]}``)."""
+        return _compiled(self.entry(use, language))
+
+    def regexes(self, use: str, language: str = "any") -> list[re.Pattern[str]]:
+        """The ordered regexes stored under ``use`` (``{"regexes": [{"regex": ...}, ...]}``)."""
+        return [_compiled(item) for item in self.entry(use, language)["regexes"]]
+
+    def regex_table(self, use: str, language: str = "any") -> dict[str, re.Pattern[str]]:
+        """Named regexes in their stored order (``{"regex_table": {"percent": {"regex": ...}, ...}}``)."""
+        return {name: _compiled(item) for name, item in self.entry(use, language)["regex_table"].items()}
+
+    def fragment(self, use: str, language: str = "any") -> str:
+        """A regex fragment other patterns are built from (``{"fragment": "(?:Jan(?:uary)?|...)"}``)."""
+        return self.entry(use, language)["fragment"]
+
+    def table(self, use: str, language: str = "any") -> dict:
+        """The mapping stored under ``use`` (``{"table": {...}}``), a copy."""
+        return dict(self.entry(use, language)["table"])
+
     def pattern(self, use: str) -> re.Pattern[str]:
         """One case-insensitive regex matching any language's words for ``use``."""
         if use not in self._patterns:
@@ -63,6 +92,11 @@ class Lexicon:
                 raise KeyError(f"no word list named {use!r} in {DATA}")
             self._patterns[use] = re.compile("|".join(parts), re.IGNORECASE)
         return self._patterns[use]
+
+
+def _compiled(entry: dict) -> re.Pattern[str]:
+    flags = reduce(lambda acc, name: acc | getattr(re, name), entry.get("flags", []), 0)
+    return re.compile(entry["regex"], flags)
 
 
 @lru_cache(maxsize=1)
