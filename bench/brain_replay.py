@@ -1,6 +1,6 @@
 """Replay the offline brain on frozen inputs and compare two replays: does a refactor change behaviour?
 
-Usage:
+Usage (``AGENTIC_RAG_DATA_DIR`` naming the folder of the shared sets, e.g. /work/shared/data):
     python bench/brain_replay.py dump OUT.json [--runs DIR] [--cache DIR]   # run from a worktree root
     python bench/brain_replay.py compare BEFORE.json AFTER.json [--show 5]
 

@@ -18,9 +18,12 @@ from functools import lru_cache
 
 from core.text import jieba, to_simplified
 from providers.offline_brain.facts import compatible
+from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.weights import AgreementParams, params
 
-_IS_DATE = re.compile(r"(?:\d{4}|\?)(?:-\d{1,2}){0,2}")
+_LEX = lexicon()
+
+_IS_DATE = _LEX.regex("agreement.is_date")
 
 Row = tuple[int, int, str]  # passage index, position in the passage, sentence
 Scored = tuple[float, float]  # match for the question, topical (on the question at all)

@@ -35,26 +35,25 @@ from providers.offline_brain.profile import QuestionProfile, as_profile
 from providers.offline_brain.weights import BrainParams, Selection, params
 from providers.offline_brain.words import missing_words
 
+_LEX = lexicon()
+
 FACT_KINDS = f.FACT_KINDS
 _LANGUAGE_NAME = {("zh", "en"): "英文", ("en", "zh"): "Chinese"}
 # What the writer adds around copied sentences; verification strips or skips these (no claim in them).
-LEAD_RE = re.compile(
-    r"^(?:（以下引自\w+资料原文）|\(Quoted from an? \w+ source\.\)\s*|最接近的内容：|The closest they come:\s*"
-    r"|另有资料作|Another source says\s*)"
-)
-NOT_A_CLAIM_RE = re.compile(r"^(?:根据现有资料无法确定|This cannot be determined from the documents)")
+LEAD_RE = _LEX.regex("answer.lead_re")
+NOT_A_CLAIM_RE = _LEX.regex("answer.not_a_claim_re")
 
-_IS_DATE_KEY = re.compile(r"(?:\d{4}|\?)(?:-\d{1,2}){0,2}")
+_IS_DATE_KEY = _LEX.regex("answer.is_date_key")
 
 
 # ---- what is not an answer sentence ---------------------------------------------------------------
 
-_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$|^\s*\|?\s*:?-{3,}")
-_LINK_DEFINITION = re.compile(r"^\s*\[[^\]]+\]:\s*\S+")
-_HEADING = re.compile(r"^\s*#{1,6}\s")
+_TABLE_ROW = _LEX.regex("answer.table_row")
+_LINK_DEFINITION = _LEX.regex("answer.link_definition")
+_HEADING = _LEX.regex("answer.heading")
 _SHELL = re.compile(rf"^\s*(?:\$ |>>> |```|(?:{lexicon().alternation('shell_commands', 'any')})\s)")
-_CODE_CHARS = re.compile(r"[{}();=<>\[\]]")
-_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_CODE_CHARS = _LEX.regex("answer.code_chars")
+_LIST_MARK = _LEX.regex("answer.list_mark")
 
 
 def is_prose(sentence: str) -> bool:

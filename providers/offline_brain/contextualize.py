@@ -16,75 +16,42 @@ from core.chunks import ScoredChunk
 from core.text import contains_cjk
 from providers.offline_brain.analysis import extract_entities, key_terms
 from providers.offline_brain.decompose import segment, topic_of, zh_list
+from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.words import content_words, pos_tags
+
+_LEX = lexicon()
 
 # ---- referring words ------------------------------------------------------------------------------
 
-_ZH_PERSON = ("他们", "她们", "他", "她")
-_ZH_THING = ("它们", "它")
-_ZH_DEMONSTRATIVE = (
-    "这两个",
-    "这几个",
-    "这些",
-    "那些",
-    "这个",
-    "那个",
-    "这种",
-    "那种",
-    "这",
-    "那",
-    "该",
-    "其",
-    "此",
-)
-_ZH_PLACE = ("那里", "那儿", "这里", "这儿")
-_ZH_ACTION = ("这样做", "那样做", "这么做", "那么做")
-_ZH_CLASSIFIED = re.compile(r"^(?:这|那)(?:首|幅|部|本|篇|件|座|位|张|款|条)")
+_ZH_PERSON = tuple(_LEX.words("contextualize.person", "zh"))
+_ZH_THING = tuple(_LEX.words("contextualize.thing", "zh"))
+_ZH_DEMONSTRATIVE = tuple(_LEX.words("contextualize.demonstrative", "zh"))
+_ZH_PLACE = tuple(_LEX.words("contextualize.place", "zh"))
+_ZH_ACTION = tuple(_LEX.words("contextualize.action", "zh"))
+_ZH_CLASSIFIED = _LEX.regex("contextualize.classified", "zh")
 # "那" / "那么" opening a question means "then", not "that"
-_ZH_LEADING_THEN = re.compile(
-    r"^(?:那么?|还有|另外)(?=[它他她这那]|怎|如何|为什么|为何|什么|要|该|还|能|[^，,]{0,12}呢)"
-)
+_ZH_LEADING_THEN = _LEX.regex("contextualize.leading_then", "zh")
 # A transliterated foreign name joins its parts with a middle dot ("让-皮埃尔·巴利冈", "庫那西利·美那西"):
 # a character inside it is a syllable of the name, never a referring word.
-_TRANSLITERATED = re.compile(r"[\u3400-\u9fff]+(?:[·‧・•][\u3400-\u9fff]+)+")
-_ZH_PREDICATE_VERBS = ("支持", "使用", "需要", "包含", "提供", "获得", "发现", "写", "写过", "用", "有")
+_TRANSLITERATED = _LEX.regex("contextualize.transliterated")
+_ZH_PREDICATE_VERBS = tuple(_LEX.words("contextualize.predicate_verbs", "zh"))
 
-_EN_PERSON = {"he": "", "she": "", "him": "", "her": "'s", "his": "'s"}
-_EN_REFERRING = re.compile(
-    r"\b(?:this one|that one|these|those|this|that|it|its|they|them|their|he|him|his|she|her)\b",
-    re.IGNORECASE,
-)
-_EN_CONJUNCTION_THAT = re.compile(
-    r"\b(?:so|such|now|given|fact)\s+that\b|\bthat\s+(?:is|was)\s+(?:why|how)\b", re.I
-)
-_EN_WHAT_ABOUT = re.compile(r"^(?:and|but|so|then)?\s*(what|how)\s+about\s+(.+?)\s*\??$", re.IGNORECASE)
+_EN_PERSON = _LEX.table("contextualize.person", "en")
+_EN_REFERRING = _LEX.regex("contextualize.referring", "en")
+_EN_CONJUNCTION_THAT = _LEX.regex("contextualize.conjunction_that", "en")
+_EN_WHAT_ABOUT = _LEX.regex("contextualize.what_about", "en")
 
 # ---- the antecedent --------------------------------------------------------------------------------
 
-_EN_LEAD = re.compile(
-    r"^(?:tell me about|what about|explain|describe|"
-    r"(?:what|which|who|whom|how(?:\s+(?:long|many|much|often|far|old|big|fast|tall))?|why|when|where)"
-    r"(?:\s+(?:is|are|was|were|does|do|did|can|could|should|would|will))?|"
-    r"(?:is|are|was|were|does|do|did|can|could|should|will))\s+",
-    re.IGNORECASE,
-)
-_EN_OBJECT_LEAD = re.compile(r"^(?:who|what)\s+(?!is\b|are\b|was\b|were\b|does\b|do\b|did\b)(\w+)\s+", re.I)
-_EN_WHICH_NOUN = re.compile(
-    r"^(?:which|what)\s+((?:\w+\s+){0,2}?\w+)\s+(?:does|do|did|is|are|was|were)\s", re.I
-)
+_EN_LEAD = _LEX.regex("contextualize.lead", "en")
+_EN_OBJECT_LEAD = _LEX.regex("contextualize.object_lead", "en")
+_EN_WHICH_NOUN = _LEX.regex("contextualize.which_noun", "en")
 # verbs that end the subject of "how does X merge ..." (no tagger offline; the common ones)
-_EN_VERBS = frozenset(
-    """merge merges work works handle handles store stores find finds detect detects change changes support
-    supports use uses mean means do does happen happens run runs make makes get gets keep keeps return
-    returns take takes choose chooses split splits compare compares affect affects cause causes need needs
-    rank ranks score scores build builds create creates load loads save saves know known stored used built
-    made called written based located founded born live lived form formed win won matter matters become
-    fit fits differ differs cost costs start starts stop stops compute computes""".split()  # noqa: SIM905
-)
-_ARTICLE = re.compile(r"^(?:the|a|an|my|our|your|this|that)\s+", re.IGNORECASE)
-_EN_NAME = re.compile(r"\b[A-Z][a-z]+(?:[ -](?:(?:da|de|di|van|von|der|le|la)\s)?[A-Z][a-z]+)+\b")
-_ZH_NOUNISH = ("n", "nr", "ns", "nt", "nz", "nrt", "nrfg", "eng", "vn", "an", "j", "l", "x", "m")
-_ZH_STOPPER = ("v", "p", "d", "r", "c", "u", "y", "uj", "ul", "vd", "ad", "f", "q")
+_EN_VERBS = frozenset(_LEX.words("contextualize.verbs", "en"))
+_ARTICLE = _LEX.regex("contextualize.article")
+_EN_NAME = _LEX.regex("contextualize.name", "en")
+_ZH_NOUNISH = tuple(_LEX.words("contextualize.nounish", "zh"))
+_ZH_STOPPER = tuple(_LEX.words("contextualize.stopper", "zh"))
 
 
 def _pos(text: str) -> list[tuple[str, str]]:
@@ -255,54 +222,7 @@ def _zh_referring(question: str) -> tuple[int, int, str] | None:
     return None
 
 
-_TAKES_A_PRONOUN = frozenset(
-    [
-        "about",
-        "fix",
-        "solve",
-        "solved",
-        "handle",
-        "use",
-        "change",
-        "changed",
-        "explain",
-        "avoid",
-        "prevent",
-        "cause",
-        "mean",
-        "like",
-        "than",
-        "with",
-        "for",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "from",
-        "into",
-        "and",
-        "or",
-        "is",
-        "was",
-        "are",
-        "were",
-        "be",
-        "does",
-        "do",
-        "did",
-        "can",
-        "could",
-        "will",
-        "would",
-        "should",
-        "how",
-        "why",
-        "what",
-        "when",
-        "where",
-    ]
-)
+_TAKES_A_PRONOUN = frozenset(_LEX.words("contextualize.takes_a_pronoun", "any"))
 
 
 def _describes(following: list[str]) -> bool:
@@ -359,8 +279,8 @@ def names_its_own_context(question: str) -> bool:
     return bool(long or own or _said_before_the_reference(q) or _antecedent_before_pronoun(q))
 
 
-_ZH_NAMING_TAGS = ("n", "nr", "ns", "nt", "nz", "nrt", "nrfg", "eng")
-_EN_PRONOUNS = frozenset(["it", "its", "they", "them", "their", "he", "him", "his", "she", "her"])
+_ZH_NAMING_TAGS = tuple(_LEX.words("contextualize.naming_tags", "zh"))
+_EN_PRONOUNS = frozenset(_LEX.words("contextualize.pronouns", "en"))
 
 
 def _antecedent_before_pronoun(question: str) -> bool:

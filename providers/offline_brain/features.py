@@ -9,16 +9,18 @@ is a new function here, a refit (``bench/fit_offline_brain.py``) and a test, nev
 from __future__ import annotations
 
 import math
-import re
 
 from core.text import detect_language
 from providers.offline_brain.facts import defines as _defines
 from providers.offline_brain.facts import has_kind
 from providers.offline_brain.facts import other_edition as _other_edition
+from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.profile import QuestionProfile
 
+_LEX = lexicon()
+
 FACT_KINDS = frozenset({"number", "date", "name", "place"})  # kinds whose facts can be read off a sentence
-_ASKS = re.compile(r"[?？]\s*(?:\[\d+\])?\s*$")
+_ASKS = _LEX.regex("features.asks")
 
 
 def term_weights(terms: list[str], sentences: list[set[str]]) -> dict[str, float]:

@@ -9,7 +9,6 @@ close in meaning to a passage saying "k = 60", but 80 is nowhere in it.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
 from core.schemas import Passage, SentenceSupport
@@ -17,15 +16,16 @@ from core.text import CITATION_RE, parse_citations, split_sentences
 from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.answer import LEAD_RE, NOT_A_CLAIM_RE
 from providers.offline_brain.extractive import coverage
+from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.meaning import Meaning
 from providers.offline_brain.weights import params
 from tools.shown import operands, recomputes, strip_lead
 
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_LATIN_SPECIFIC = re.compile(
-    r"\b(?:[A-Z][A-Za-z0-9_.-]*[A-Z0-9_][A-Za-z0-9_.-]*|[a-z]+_[a-z0-9_]+|[A-Z][a-z]{2,})\b"
-)
-_SENTENCE_START_WORD = re.compile(r"^\W*([A-Z][a-z]+)\b")
+_LEX = lexicon()
+
+_NUMBER = _LEX.regex("support.number")
+_LATIN_SPECIFIC = _LEX.regex("support.latin_specific")
+_SENTENCE_START_WORD = _LEX.regex("support.sentence_start_word")
 
 
 def _fold(text: str) -> str:

@@ -8,14 +8,15 @@ that is not a stopword or question filler).
 
 from __future__ import annotations
 
-import re
-
 from core.text import contains_cjk
 from core.text import jieba as load_jieba
 from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.decompose import segment
+from providers.offline_brain.lexicon import lexicon
 
-_LATIN_WORD = re.compile(r"[A-Za-z0-9][\w.+#/-]*[\w+#]|[A-Za-z0-9]")
+_LEX = lexicon()
+
+_LATIN_WORD = _LEX.regex("words.latin_word")
 
 
 def content_words(text: str) -> list[str]:
