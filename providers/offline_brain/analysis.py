@@ -24,9 +24,8 @@ from providers.offline_brain.decompose import (
 from providers.offline_brain.lexicon import lexicon
 
 _LEX = lexicon()
+_ZH, _EN, _ANY = _LEX.tables("analysis")
 
-_QUOTED = _LEX.regex("analysis.quoted")
-_TITLE = _LEX.regex("analysis.title")
 
 # ---- query type ---------------------------------------------------------------------------------
 
@@ -89,7 +88,7 @@ def classify_type(question: str) -> tuple[QueryType, list[str]]:
 
     Quoted phrases are ignored (a quoted "零停机部署" names a thing, it does not ask how to deploy).
     """
-    text = _QUOTED.sub(" ", question)
+    text = _ANY.quoted.sub(" ", question)
     bounds = _word_boundaries(text) if contains_cjk(text) else None
     best: QueryType = "factual"
     best_score = 0
@@ -108,18 +107,12 @@ def classify_type(question: str) -> tuple[QueryType, list[str]]:
 
 # ---- entities and identifiers -------------------------------------------------------------------
 
-_CAP_NAME = _LEX.regex("analysis.cap_name")
-_CAP_WORD = _LEX.regex("analysis.cap_word")
-_QUESTION_WORDS = frozenset(_LEX.words("analysis.question_words", "any"))
-_SENTENCE_START_WORDS = _QUESTION_WORDS | frozenset(_LEX.words("analysis.sentence_start_words", "any"))
-_FLAG = _LEX.regex("analysis.flag")
-_CALL = _LEX.regex("analysis.call")
-_PATH = _LEX.regex("analysis.path")
+_SENTENCE_START_WORDS = _ANY.question_words | frozenset(_LEX.words("analysis.sentence_start_words", "any"))
 
 
 def quoted_phrases(question: str) -> list[str]:
     """Phrases the user quoted to be matched exactly ("…", “…”, 「…」, `…`)."""
-    return [next(g for g in m.groups() if g) for m in _QUOTED.finditer(question)]
+    return [next(g for g in m.groups() if g) for m in _ANY.quoted.finditer(question)]
 
 
 def _is_code_like(token: str) -> bool:
@@ -128,7 +121,7 @@ def _is_code_like(token: str) -> bool:
         value = int(token)
         return len(token) >= 3 and not (1000 <= value <= 2100)
     if re.search(r"\d", token):
-        return not re.fullmatch(r"(?:top|v)?\d", token, re.IGNORECASE)
+        return not _EN.is_code_like.fullmatch(token)
     if "_" in token or "." in token or "/" in token:
         return True
     if "-" in token:
@@ -140,7 +133,7 @@ def _is_code_like(token: str) -> bool:
 def exact_terms(question: str) -> list[str]:
     """Tokens a keyword search must match exactly: codes, versions, flags, paths, calls, quoted phrases."""
     found = [t for t in identifiers_in(question) if _is_code_like(t)]
-    found += _FLAG.findall(question) + _CALL.findall(question) + _PATH.findall(question)
+    found += _ANY.flag.findall(question) + _ANY.call.findall(question) + _ANY.path.findall(question)
     found += quoted_phrases(question)
     return list(dict.fromkeys(t.strip() for t in found if t.strip()))
 
@@ -155,19 +148,19 @@ def _zh_entities(question: str) -> list[str]:
 
 def extract_entities(question: str) -> list[str]:
     """Quoted strings, CamelCase/ALLCAPS names, capitalised multiword names and Chinese list items."""
-    entities: list[str] = quoted_phrases(question) + _TITLE.findall(question)
+    entities: list[str] = quoted_phrases(question) + _ANY.title.findall(question)
     entities += [t for t in identifiers_in(question) if not re.fullmatch(r"\d+", t)]
     if contains_cjk(question):
         entities += _zh_entities(question)
-    for match in _CAP_NAME.finditer(question):
+    for match in _ANY.cap_name.finditer(question):
         words = match.group(0).split()
         # "Compare ..." at the start is a verb; "On the Origin of Species" mid-sentence is a title
-        strip = _SENTENCE_START_WORDS if match.start() == 0 else _QUESTION_WORDS
+        strip = _SENTENCE_START_WORDS if match.start() == 0 else _ANY.question_words
         while words and words[0].lower() in strip:
             words = words[1:]
         if len(words) >= 2 or (words and match.start() > 0):
             entities.append(" ".join(words))
-    for match in _CAP_WORD.finditer(question):
+    for match in _ANY.cap_word.finditer(question):
         word = match.group(0)
         if match.start() > 0 and word.lower() not in _SENTENCE_START_WORDS:
             entities.append(word)
@@ -203,15 +196,12 @@ def surface_terms(text: str) -> dict[str, str]:
 
 # ---- complexity and strategy ---------------------------------------------------------------------
 
-_VAGUE = _LEX.regex("analysis.vague")
-_CLAUSE_MARKS = _LEX.regex("analysis.clause_marks")
-
 
 def _length(question: str) -> int:
     """Words for Latin text, characters/2 for CJK (a Chinese word is about two characters)."""
     if contains_cjk(question):
         cjk = len(CJK_RE.findall(question))
-        latin = len(re.findall(r"[A-Za-z0-9]+", question))
+        latin = len(_EN.length.findall(question))
         return cjk // 2 + latin
     return len(question.split())
 
@@ -219,7 +209,7 @@ def _length(question: str) -> int:
 def estimate_complexity(question: str, sub_queries: list[str], entities: list[str]) -> Complexity:
     """simple: one ask; moderate: two asks, several entities or qualifiers; complex: three or more asks."""
     n_sub = len(sub_queries)
-    clauses = len(_CLAUSE_MARKS.findall(question))
+    clauses = len(_ANY.clause_marks.findall(question))
     length = _length(question)
     if n_sub >= 3 or (n_sub >= 2 and (length > 25 or clauses >= 3)) or clauses >= 4:
         return "complex"
@@ -236,7 +226,7 @@ def recommend_strategy(
         return "multi_hop", "bridge relation" if bridge else f"{len(sub_queries)} sub-queries"
     if exact:
         return "keyword", f"exact terms {', '.join(exact[:3])}"
-    if _VAGUE.search(question):
+    if _ANY.vague.search(question):
         return "vector", "vague wording"
     if query_type == "analytical":
         return "vector", "conceptual why/explain question without rare terms"

@@ -36,6 +36,8 @@ from providers.offline_brain.weights import BrainParams, Selection, params
 from providers.offline_brain.words import missing_words
 
 _LEX = lexicon()
+_ZH, _EN, _ANY = _LEX.tables("answer")
+
 
 FACT_KINDS = f.FACT_KINDS
 _LANGUAGE_NAME = {("zh", "en"): "英文", ("en", "zh"): "Chinese"}
@@ -43,28 +45,21 @@ _LANGUAGE_NAME = {("zh", "en"): "英文", ("en", "zh"): "Chinese"}
 LEAD_RE = _LEX.regex("answer.lead_re")
 NOT_A_CLAIM_RE = _LEX.regex("answer.not_a_claim_re")
 
-_IS_DATE_KEY = _LEX.regex("answer.is_date_key")
-
 
 # ---- what is not an answer sentence ---------------------------------------------------------------
 
-_TABLE_ROW = _LEX.regex("answer.table_row")
-_LINK_DEFINITION = _LEX.regex("answer.link_definition")
-_HEADING = _LEX.regex("answer.heading")
 _SHELL = re.compile(rf"^\s*(?:\$ |>>> |```|(?:{lexicon().alternation('shell_commands', 'any')})\s)")
-_CODE_CHARS = _LEX.regex("answer.code_chars")
-_LIST_MARK = _LEX.regex("answer.list_mark")
 
 
 def is_prose(sentence: str) -> bool:
     """False for code lines, table rows, link definitions, headings and heading-like fragments."""
     text = sentence.strip()
-    if not text or _TABLE_ROW.match(text) or _LINK_DEFINITION.match(text) or _HEADING.match(text):
+    if not text or _ANY.table_row.match(text) or _ANY.link_definition.match(text) or _ANY.heading.match(text):
         return False
     if _SHELL.match(text) or text.startswith(("    ", "\t")):
         return False
-    body = _LIST_MARK.sub("", text)
-    if len(_CODE_CHARS.findall(body)) > max(3, len(body) // 12):
+    body = _ANY.list_mark.sub("", text)
+    if len(_ANY.code_chars.findall(body)) > max(3, len(body) // 12):
         return False
     ends = bool(re.search(r"[。！？；.!?;:：][)）\]」”\"']?\s*$", body))
     short = len(body) < 12 if contains_cjk(body) else len(body.split()) < 5
@@ -73,7 +68,7 @@ def is_prose(sentence: str) -> bool:
 
 def clean(sentence: str) -> str:
     """The sentence as a reader should see it: list marks and Markdown emphasis removed."""
-    text = _LIST_MARK.sub("", sentence.strip())
+    text = _ANY.list_mark.sub("", sentence.strip())
     return re.sub(r"\*\*|__", "", text).strip()
 
 
@@ -263,7 +258,7 @@ def _fuller_first(pool: list[Candidate], language: str, close_to_best: float) ->
     dates ("2017年4月14日" for "2017-04-14" in a Chinese answer) leads instead. The answer quotes its
     source's wording, so it picks the source that words the fact for the reader."""
     lead = pool[0]
-    dates = {k: v for k, v in lead.facts.items() if _IS_DATE_KEY.fullmatch(k)}
+    dates = {k: v for k, v in lead.facts.items() if _ANY.is_date_key.fullmatch(k)}
     if not dates:
         return pool
 
@@ -284,7 +279,7 @@ def _fuller_first(pool: list[Candidate], language: str, close_to_best: float) ->
     for other in pool[1:]:
         if other.score < close_to_best * lead.score:
             break
-        if any(better(k, v) for k, v in other.facts.items() if _IS_DATE_KEY.fullmatch(k)):
+        if any(better(k, v) for k, v in other.facts.items() if _ANY.is_date_key.fullmatch(k)):
             return [other] + [c for c in pool if c is not other]
     return pool
 

@@ -23,22 +23,17 @@ from tools.dates import find_dates
 from tools.units import known_units
 
 _LEX = lexicon()
+_ZH, _EN, _ANY = _LEX.tables("compute")
+
 
 # span: years of a range one sentence states (a Chinese duration question, compute_values.py)
 Intent = Literal[
     "years", "days", "span", "convert", "arithmetic", "difference", "sum", "ratio", "percent", "average"
 ]
 
-_YEARS = _LEX.regex("compute.years")
-_AGE = _LEX.regex("compute.age")
-_BIRTH = _LEX.regex("compute.birth")
 # A stated span or age: a number below 1000 (not a year) with years/days/岁/年/天.
-_COUNT = _LEX.regex("compute.count")
-_DAYS = _LEX.regex("compute.days")
-_EXPRESSION = _LEX.regex("compute.expression")
 # Unit names too ambiguous to read from running text ("in", "t", "分"); they still work in the tools.
-_AMBIGUOUS_UNITS = frozenset(_LEX.words("compute.ambiguous_units", "any"))
-_UNIT_NAMES = sorted((u for u in known_units() if u not in _AMBIGUOUS_UNITS), key=len, reverse=True)
+_UNIT_NAMES = sorted((u for u in known_units() if u not in _ANY.ambiguous_units), key=len, reverse=True)
 _UNIT = "(?:" + "|".join(re.escape(u) for u in _UNIT_NAMES) + r")(?![A-Za-z])"
 _QUANTITY = re.compile(rf"(?P<value>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>{_UNIT})", re.I)
 # The unit a question asks for; one-letter names ("in G1 phase", "to m") are too ambiguous there.
@@ -49,7 +44,6 @@ _TARGET_UNIT = re.compile(
     rf"(?:\b(?:how many|in|into|to)\s+|多少|几|换算成|合|折合|等于)\s*(?P<unit>{_ASKED_UNIT})", re.I
 )
 # Arithmetic only when asked for: "1945-1949" or "1/3" in a question is a range or a fraction, not a sum.
-_COMPUTE_CUE = _LEX.regex("compute.compute_cue")
 
 
 class Operand(BaseModel):
@@ -72,17 +66,17 @@ class Computation(BaseModel):
 
 def computation_intent(question: str) -> Intent | None:
     """What the question asks to compute, if anything: date spans first, then units, then arithmetic."""
-    if _YEARS.search(question):
+    if _ANY.years.search(question):
         return "years"
-    if _DAYS.search(question):
+    if _ANY.days.search(question):
         return "days"
     over_values = value_intent(question)  # a difference, sum, ratio, ... of stated values (compute_values.py)
     if over_values:
         return over_values
     if _TARGET_UNIT.search(question):
         return "convert"
-    expression = _EXPRESSION.search(question)
-    if expression and _COMPUTE_CUE.search(question) and re.search(r"[-+*/×÷^%]", expression.group()):
+    expression = _ANY.expression.search(question)
+    if expression and _ANY.compute_cue.search(question) and re.search(r"[-+*/×÷^%]", expression.group()):
         return "arithmetic"
     return None
 
@@ -102,9 +96,9 @@ def _best_pair(question: str, candidates: list[_Candidate]) -> tuple[_Candidate,
     """Two operands from different sentences that together cover the most question terms; for an age,
     the event the question names and the birth date of someone it names."""
     wanted = set(match_terms(question))
-    if _AGE.search(question):
-        births = [c for c in candidates if _BIRTH.search(c.sentence) and c.terms & wanted]
-        events = [c for c in candidates if not _BIRTH.search(c.sentence) and c.terms & wanted]
+    if _ANY.age.search(question):
+        births = [c for c in candidates if _ANY.birth.search(c.sentence) and c.terms & wanted]
+        events = [c for c in candidates if not _ANY.birth.search(c.sentence) and c.terms & wanted]
         if births and events:
             return (
                 max(births, key=lambda c: len(c.terms & wanted)),
@@ -141,7 +135,7 @@ def _states_count(question: str, passages: list[Passage]) -> bool:
     wanted = set(match_terms(question))
     scored = [(len(match_terms(sentence) & wanted), sentence) for _, sentence in _sentences(passages)]
     top = max((overlap for overlap, _ in scored), default=0)
-    return top > 0 and any(_COUNT.search(sentence) for overlap, sentence in scored if overlap == top)
+    return top > 0 and any(_ANY.count.search(sentence) for overlap, sentence in scored if overlap == top)
 
 
 def _date_span(
@@ -153,7 +147,7 @@ def _date_span(
     if len(asked) >= 2:  # both dates are in the question: nothing to look up
         start, end = asked[0].text, asked[1].text
         operands: list[Operand] = []
-    elif not _AGE.search(question) and (span := stated_range(question, passages, unit == "days")):
+    elif not _ANY.age.search(question) and (span := stated_range(question, passages, unit == "days")):
         first_date, second_date, number, sentence = span  # both ends in one sentence: "from 2019 to 2022"
         start, end = first_date.text, second_date.text
         operands = [
@@ -206,7 +200,7 @@ def _conversion(question: str, passages: list[Passage]) -> Computation | None:
 
 
 def _arithmetic(question: str) -> Computation | None:
-    match = _EXPRESSION.search(question)
+    match = _ANY.expression.search(question)
     if match is None:
         return None
     try:

@@ -22,6 +22,8 @@ from tools.dates import FoundDate, find_dates
 from tools.units import known_units
 
 _LEX = lexicon()
+_ZH, _EN, _ANY = _LEX.tables("compute_values")
+
 
 ValueKind = Literal["difference", "sum", "ratio", "percent", "average"]
 
@@ -29,36 +31,29 @@ ValueKind = Literal["difference", "sum", "ratio", "percent", "average"]
 _CUES: list[tuple[ValueKind, re.Pattern[str]]] = list(_LEX.regex_table("compute_values.cues").items())
 # Questions that name a thing ("which region's rainfall is 100 mm more") or list values per item
 # ("the average for each of ..."): the answer is a name or a list, not one computed number.
-_NOT_A_VALUE = _LEX.regex("compute_values.not_a_value")
 # A duration asked in Chinese without 后/前 ("担任校长多少年", "工作了几年"); 几年级 is a school grade.
-_DURATION = _LEX.regex("compute_values.duration")
-_COUNT_WORDS = _LEX.table("compute_values.count_words")
-_COUNT_HINT = _LEX.regex("compute_values.count_hint")
-_SCALE = _LEX.fragment("compute_values.scale")
-_VALUE = re.compile(r"(?<![A-Za-z0-9_.])[$€£¥]?(?P<number>\d[\d,]*(?:\.\d+)?)" + _SCALE, re.I)
+_VALUE = re.compile(r"(?<![A-Za-z0-9_.])[$€£¥]?(?P<number>\d[\d,]*(?:\.\d+)?)" + _ANY.scale, re.I)
 _UNITS_RE = "|".join(re.escape(u) for u in sorted(known_units(), key=len, reverse=True) if len(u) > 1)
 _UNIT_AFTER = re.compile(r"[\u4e00-\u9fff](?<!年)|\s*(?:" + _UNITS_RE + r")(?![A-Za-z])", re.I)
-_CJK_PAIR = _LEX.regex("compute_values.cjk_pair")
-_LABEL = _LEX.regex("compute_values.label")
 
 
 def value_intent(question: str) -> ValueKind | Literal["span"] | None:
     """Which computation over stated values the question asks for, or "span" for a Chinese duration
     ("担任校长多少年"), computed only from a range one sentence states."""
-    if _NOT_A_VALUE.search(question):
+    if _ANY.not_a_value.search(question):
         return None
     for kind, cue in _CUES:
         if cue.search(question):
             return kind
-    if _DURATION.search(question):
+    if _ANY.duration.search(question):
         return "span"
     return None
 
 
 def match_terms(text: str) -> frozenset[str]:
     """Key terms plus Chinese character pairs: what a question and a sentence share when they match."""
-    labels = {m.casefold() for m in _LABEL.findall(text)}  # "A城", "B公司": the letter is the name
-    return frozenset(key_terms(text)) | frozenset(_CJK_PAIR.findall(text)) | labels
+    labels = {m.casefold() for m in _ANY.label.findall(text)}  # "A城", "B公司": the letter is the name
+    return frozenset(key_terms(text)) | frozenset(_ANY.cjk_pair.findall(text)) | labels
 
 
 class Quantity:
@@ -88,12 +83,9 @@ def quantities(sentence: str) -> list[Quantity]:
     return found
 
 
-_STATED: dict[ValueKind, re.Pattern[str]] = _LEX.regex_table("compute_values.stated")
-
-
 def _states(kind: ValueKind, sentence: str) -> bool:
     """Whether a sentence states the asked result itself, so there is nothing to compute."""
-    return bool(_STATED[kind].search(sentence))
+    return bool(_ANY.stated[kind].search(sentence))
 
 
 def _measures(question: str, sentence: str, quantity: Quantity) -> bool:
@@ -103,10 +95,10 @@ def _measures(question: str, sentence: str, quantity: Quantity) -> bool:
 
 
 def _count_hint(question: str) -> int | None:
-    match = _COUNT_HINT.search(question)
+    match = _ANY.count_hint.search(question)
     if not match:
         return None
-    return _COUNT_WORDS[(match.group(1) or match.group(2)).lower()]
+    return _ANY.count_words[(match.group(1) or match.group(2)).lower()]
 
 
 def _ranked(question: str, passages: list[Passage]) -> list[tuple[int, int, str, list[Quantity]]]:

@@ -20,38 +20,18 @@ from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.words import content_words, pos_tags
 
 _LEX = lexicon()
+_ZH, _EN, _ANY = _LEX.tables("contextualize")
 
 # ---- referring words ------------------------------------------------------------------------------
 
-_ZH_PERSON = tuple(_LEX.words("contextualize.person", "zh"))
-_ZH_THING = tuple(_LEX.words("contextualize.thing", "zh"))
-_ZH_DEMONSTRATIVE = tuple(_LEX.words("contextualize.demonstrative", "zh"))
-_ZH_PLACE = tuple(_LEX.words("contextualize.place", "zh"))
-_ZH_ACTION = tuple(_LEX.words("contextualize.action", "zh"))
-_ZH_CLASSIFIED = _LEX.regex("contextualize.classified", "zh")
 # "那" / "那么" opening a question means "then", not "that"
-_ZH_LEADING_THEN = _LEX.regex("contextualize.leading_then", "zh")
 # A transliterated foreign name joins its parts with a middle dot ("让-皮埃尔·巴利冈", "庫那西利·美那西"):
 # a character inside it is a syllable of the name, never a referring word.
-_TRANSLITERATED = _LEX.regex("contextualize.transliterated")
-_ZH_PREDICATE_VERBS = tuple(_LEX.words("contextualize.predicate_verbs", "zh"))
 
-_EN_PERSON = _LEX.table("contextualize.person", "en")
-_EN_REFERRING = _LEX.regex("contextualize.referring", "en")
-_EN_CONJUNCTION_THAT = _LEX.regex("contextualize.conjunction_that", "en")
-_EN_WHAT_ABOUT = _LEX.regex("contextualize.what_about", "en")
 
 # ---- the antecedent --------------------------------------------------------------------------------
 
-_EN_LEAD = _LEX.regex("contextualize.lead", "en")
-_EN_OBJECT_LEAD = _LEX.regex("contextualize.object_lead", "en")
-_EN_WHICH_NOUN = _LEX.regex("contextualize.which_noun", "en")
 # verbs that end the subject of "how does X merge ..." (no tagger offline; the common ones)
-_EN_VERBS = frozenset(_LEX.words("contextualize.verbs", "en"))
-_ARTICLE = _LEX.regex("contextualize.article")
-_EN_NAME = _LEX.regex("contextualize.name", "en")
-_ZH_NOUNISH = tuple(_LEX.words("contextualize.nounish", "zh"))
-_ZH_STOPPER = tuple(_LEX.words("contextualize.stopper", "zh"))
 
 
 def _pos(text: str) -> list[tuple[str, str]]:
@@ -69,14 +49,14 @@ def _zh_subject(question: str) -> str:
     for i, (word, flag) in enumerate(pairs):
         has_noun = any(f.startswith(("n", "eng")) for _, f in kept)
         last = i == len(pairs) - 1
-        if has_noun and flag[:1] in "vp" and (not last or len(word) == 1 or word in _ZH_PREDICATE_VERBS):
+        if has_noun and flag[:1] in "vp" and (not last or len(word) == 1 or word in _ZH.predicate_verbs):
             break
         kept.append((word, flag))
 
     def dangling(word: str, flag: str) -> bool:
         if flag[:1] == "v":  # a verb ends a noun phrase only as a predicate ("屠呦呦发现"), not "增量导入"
-            return len(word) == 1 or word in _ZH_PREDICATE_VERBS
-        return flag in _ZH_STOPPER or word in ("的", "默认")
+            return len(word) == 1 or word in _ZH.predicate_verbs
+        return flag in _ZH.stopper or word in ("的", "默认")
 
     while kept and dangling(*kept[-1]):
         kept.pop()
@@ -87,18 +67,18 @@ def _zh_subject(question: str) -> str:
 def _en_subject(question: str) -> str:
     """The noun phrase an English question is about (subject, or object after "who discovered")."""
     q = question.strip().rstrip("?.! ")
-    which = _EN_WHICH_NOUN.match(q)
+    which = _EN.which_noun.match(q)
     if which:
         return which.group(1)
-    obj = _EN_OBJECT_LEAD.match(q)
-    rest = q[obj.end() :] if obj else _EN_LEAD.sub("", q, count=1)
-    rest = _ARTICLE.sub("", rest)
+    obj = _EN.object_lead.match(q)
+    rest = q[obj.end() :] if obj else _EN.lead.sub("", q, count=1)
+    rest = _ANY.article.sub("", rest)
     words = rest.split()
     kept: list[str] = []
     for word in words:
         bare = word.lower().strip(",;:")
         if kept and (
-            bare in _EN_VERBS or bare in ("for", "to", "in", "on", "with", "by", "from", "when", "if")
+            bare in _EN.verbs or bare in ("for", "to", "in", "on", "with", "by", "from", "when", "if")
         ):
             break
         kept.append(word.strip(",;:"))
@@ -115,12 +95,12 @@ def _subject(question: str) -> str:
 
 def _latin_led(question: str) -> bool:
     """An English question that names a Chinese term ("What does 倒数排名融合 mean?")."""
-    return bool(re.match(r"^\s*(?:what|which|who|how|why|when|where|is|are|does|do|tell)\b", question, re.I))
+    return bool(_EN.latin_led.match(question))
 
 
 def _person(text: str) -> str:
     """A person named in the text: a capitalised Latin name, or a Chinese name jieba tags as one."""
-    latin = _EN_NAME.findall(text)
+    latin = _EN.name.findall(text)
     if latin:
         return latin[0]
     for word, flag in _pos(text):
@@ -166,7 +146,7 @@ class _Conversation:
     def person(self) -> str:
         """A who-question's person is in its answer; otherwise the question's own person comes first."""
         question = self.last_question
-        if re.search(r"谁|\bwho(?:m|se)?\b", question, re.IGNORECASE):
+        if _ANY.person_2.search(question):
             return _person(self.last_answer) or _person(question) or self.thing()
         return _person(question) or self.thing()
 
@@ -177,8 +157,8 @@ class _Conversation:
         return _items(self.last_question) or self.thing()
 
     def action(self) -> str:
-        q = re.sub(r"(?:可以|能|能否|可否|是否)", "", self.last_question)
-        return re.sub(r"[吗呢？?。\s]+$", "", q).strip()
+        q = _ZH.q_2.sub("", self.last_question)
+        return _ZH.action_2.sub("", q).strip()
 
 
 # ---- detection ------------------------------------------------------------------------------------
@@ -186,32 +166,29 @@ class _Conversation:
 
 def _zh_referring(question: str) -> tuple[int, int, str] | None:
     """(start, end, kind) of the first referring expression in a Chinese question."""
-    for words, kind in ((_ZH_ACTION, "action"), (_ZH_PLACE, "thing")):
+    for words, kind in ((_ZH.action, "action"), (_ZH.place, "thing")):
         for word in words:
             at = question.find(word)
             if at >= 0:
                 return at, at + len(word), kind
-    classified = re.search(
-        r"(?:这|那)(?:首|幅|部|本|篇|件|座|位|张|款|条)[\u4e00-\u9fff]{1,2}?(?=[是现在的，,？?吗]|$)",
-        question,
-    )
+    classified = _ANY.classified_2.search(question)
     if classified:
         return classified.start(), classified.end(), "title"
     tokens = [piece for token in segment(question) for piece in _split_pronoun(token)]
-    names = [m.span() for m in _TRANSLITERATED.finditer(question)]
+    names = [m.span() for m in _ANY.transliterated.finditer(question)]
     at = 0
     for i, token in enumerate(tokens):
         if any(start <= at < end for start, end in names):  # 那 in "庫那西利·美那西" is a syllable
             at += len(token)
             continue
-        if token in _ZH_PERSON:
+        if token in _ZH.person:
             return at, at + len(token), "person"
-        if token in _ZH_THING:
+        if token in _ZH.thing:
             return at, at + len(token), "thing"
         modal = token == "该" and "".join(tokens[i + 1 : i + 2]).startswith(
             ("怎", "如何", "不", "是", "要", "会", "能", "有", "多")
         )
-        if token in _ZH_DEMONSTRATIVE and not modal and (token not in ("那", "这") or i + 1 < len(tokens)):
+        if token in _ZH.demonstrative and not modal and (token not in ("那", "这") or i + 1 < len(tokens)):
             if token in ("这两个", "这几个"):
                 return at, at + len(token), "pair"
             # "那个让检索变慢的东西": a relative clause describes the thing, it does not refer back
@@ -220,9 +197,6 @@ def _zh_referring(question: str) -> tuple[int, int, str] | None:
             return at, at + len(token), "demonstrative"
         at += len(token)
     return None
-
-
-_TAKES_A_PRONOUN = frozenset(_LEX.words("contextualize.takes_a_pronoun", "any"))
 
 
 def _describes(following: list[str]) -> bool:
@@ -235,24 +209,22 @@ def _describes(following: list[str]) -> bool:
 
 def _split_pronoun(token: str) -> list[str]:
     """jieba glues a pronoun to its verb ("它会"): split it off so it can be found."""
-    found = re.match(r"^(它们|他们|她们|它|他|她)(.+)$", token)
+    found = _ZH.found.match(token)
     return [found.group(1), found.group(2)] if found else [token]
 
 
 def _en_referring(question: str) -> re.Match[str] | None:
-    if _EN_CONJUNCTION_THAT.search(question):
+    if _EN.conjunction_that.search(question):
         return None
-    for match in _EN_REFERRING.finditer(question):
+    for match in _EN.referring.finditer(question):
         word = match.group(0).lower()
         before = question[: match.start()].split()
-        if word == "that" and before and before[-1].lower() not in _TAKES_A_PRONOUN:
+        if word == "that" and before and before[-1].lower() not in _ANY.takes_a_pronoun:
             continue  # "the film that was shot ...": a relative clause, not a reference
         if word in ("this", "that", "these", "those"):
             nxt = question[match.end() :].lstrip()
             # "this setting" names its noun; keep it only when the noun is generic ("this one")
-            if nxt[:1].isalpha() and not re.match(
-                r"(?:one|ones)\b|(?:is|was|be|work|mean|do|does|allow|also)\b", nxt, re.I
-            ):
+            if nxt[:1].isalpha() and not _EN.en_referring_2.match(nxt):
                 continue
         return match
     return None
@@ -262,25 +234,21 @@ def refers_back(question: str) -> bool:
     """Whether the question leans on something said before (a pronoun, a demonstrative, "what about")."""
     q = question.strip()
     if contains_cjk(q) and not _latin_led(q):
-        return _zh_referring(q) is not None or bool(re.search(r"^(?:那|还有)[^，,]{0,12}呢[？?]?$", q))
-    return _en_referring(q) is not None or bool(_EN_WHAT_ABOUT.match(q))
+        return _zh_referring(q) is not None or bool(_ZH.refers_back.search(q))
+    return _en_referring(q) is not None or bool(_EN.what_about.match(q))
 
 
 def names_its_own_context(question: str) -> bool:
     """A long question, or one naming a person, title or identifier, carries its own antecedent
     ("Scott Buchholz ... he previously served as ...")."""
     q = question.strip()
-    long = len(re.findall(r"[\u4e00-\u9fff]", q)) > 20 if contains_cjk(q) else len(q.split()) > 12
+    long = len(_EN.names_its_own_context.findall(q)) > 20 if contains_cjk(q) else len(q.split()) > 12
     own = (
         re.search(r"《[^》]+》|\"[^\"]+\"|“[^”]+”", q)
-        or _EN_NAME.search(q)
+        or _EN.name.search(q)
         or re.search(r"\w*\d\w*|[A-Z]{2,}", q)
     )
     return bool(long or own or _said_before_the_reference(q) or _antecedent_before_pronoun(q))
-
-
-_ZH_NAMING_TAGS = tuple(_LEX.words("contextualize.naming_tags", "zh"))
-_EN_PRONOUNS = frozenset(_LEX.words("contextualize.pronouns", "en"))
 
 
 def _antecedent_before_pronoun(question: str) -> bool:
@@ -291,9 +259,9 @@ def _antecedent_before_pronoun(question: str) -> bool:
         found = _zh_referring(question)
         if found is None or (found[2] not in ("person", "thing") and question[found[0] : found[1]] != "其"):
             return False
-        return any(flag in _ZH_NAMING_TAGS for _, flag in _pos(question[: found[0]]))
+        return any(flag in _ZH.naming_tags for _, flag in _pos(question[: found[0]]))
     match = _en_referring(question)
-    if match is None or match.group(0).lower() not in _EN_PRONOUNS:
+    if match is None or match.group(0).lower() not in _EN.pronouns:
         return False
     return len(content_words(question[: match.start()])) >= 1
 
@@ -359,11 +327,11 @@ def _head(referent: str) -> str:
 
 
 def _zh_resolve(question: str, conversation: _Conversation) -> str:
-    q = _ZH_LEADING_THEN.sub("", question.strip())
+    q = _ZH.leading_then.sub("", question.strip())
     found = _zh_referring(q)
     if found is None:
         topic = conversation.thing()
-        stripped = re.sub(r"^(?:那么?|还有)", "", q).strip("，, ")
+        stripped = _ZH.zh_resolve.sub("", q).strip("，, ")
         if stripped.endswith(("呢", "呢？", "呢?")):
             return _join(_head(topic), "的", stripped)
         return q
@@ -399,8 +367,8 @@ def _zh_resolve(question: str, conversation: _Conversation) -> str:
 
 
 def _en_resolve(question: str, conversation: _Conversation) -> str:
-    q = re.sub(r"^(?:and|but|also|so|then)\s+", "", question.strip(), flags=re.IGNORECASE)
-    about = _EN_WHAT_ABOUT.match(q)
+    q = _EN.q.sub("", question.strip())
+    about = _EN.what_about.match(q)
     match = _en_referring(q)
     if about and not match:
         thing = about.group(2).rstrip("?")
@@ -408,15 +376,15 @@ def _en_resolve(question: str, conversation: _Conversation) -> str:
     if match is None:
         return q
     word = match.group(0).lower()
-    if word in _EN_PERSON:
+    if word in _EN.person:
         referent = conversation.person()
-        suffix = _EN_PERSON[word]
+        suffix = _EN.person[word]
     else:
         referent = conversation.thing()
         suffix = "'s" if word in ("its", "their") else ""
     if not referent:
         return q
-    if not contains_cjk(referent) and not re.search(r"[A-Z0-9_]", referent) and word not in _EN_PERSON:
+    if not contains_cjk(referent) and not re.search(r"[A-Z0-9_]", referent) and word not in _EN.person:
         referent = f"the {referent}"
     resolved = q[: match.start()] + referent + suffix + q[match.end() :]
     if match.start() == 0:

@@ -19,18 +19,19 @@ from core.text import contains_cjk, jieba
 from providers.offline_brain.lexicon import lexicon
 
 _LEX = lexicon()
+_ZH, _EN, _ANY = _LEX.tables("decompose")
+_LIFE_VERBS, _DESCRIBED_HEAD = "|".join(_EN.life_verbs), "|".join(_ZH.described_head)
 
 # ---- cue lexicon shared with the analyser ---------------------------------------------------------
 
 ZH_COMPARE_CUES = tuple(_LEX.words("decompose.compare_cues", "zh"))
-EN_COMPARE_RE = _LEX.regex("decompose.compare_re", "en")
 
 
 def is_comparative(question: str) -> bool:
     """True when the question asks to contrast two or more things (zh or en cues)."""
     if any(cue in question for cue in ZH_COMPARE_CUES):
         return True
-    return bool(EN_COMPARE_RE.search(question))
+    return bool(_EN.compare_re.search(question))
 
 
 # ---- helpers --------------------------------------------------------------------------------------
@@ -64,30 +65,26 @@ def _dedupe(queries: list[str]) -> list[str]:
 
 # ---- Chinese lists (comparisons and enumerations) -------------------------------------------------
 
-_ZH_CONNECTORS = frozenset(_LEX.words("decompose.connectors", "zh"))
-_ZH_LIST_BOUNDARY = frozenset(_LEX.words("decompose.list_boundary", "zh"))
-_ZH_FILLER = tuple(_LEX.words("decompose.filler", "zh"))
-
 
 def zh_list(question: str) -> tuple[str, list[str], str] | None:
     """Find ``prefix, [items], rest`` around 、/和/与 connectors; None when no list of >= 2 items."""
     tokens = [t for t in segment(question)]
     for start, tok in enumerate(tokens):
-        if tok not in _ZH_CONNECTORS or tok == "对":
+        if tok not in _ZH.connectors or tok == "对":
             continue
         # first item: walk back from the connector to a boundary
         j = start - 1
-        while j >= 0 and (tokens[j].strip() == "" or tokens[j] not in _ZH_LIST_BOUNDARY | _ZH_CONNECTORS):
+        while j >= 0 and (tokens[j].strip() == "" or tokens[j] not in _ZH.list_boundary | _ZH.connectors):
             j -= 1
         first = "".join(tokens[j + 1 : start]).strip()
         if not first:
             continue
         items = [first]
         k = start
-        while k < len(tokens) and tokens[k] in _ZH_CONNECTORS and tokens[k] != "对":
+        while k < len(tokens) and tokens[k] in _ZH.connectors and tokens[k] != "对":
             m = k + 1
             while m < len(tokens) and (
-                tokens[m].strip() == "" or tokens[m] not in _ZH_LIST_BOUNDARY | _ZH_CONNECTORS
+                tokens[m].strip() == "" or tokens[m] not in _ZH.list_boundary | _ZH.connectors
             ):
                 m += 1
             item = "".join(tokens[k + 1 : m]).strip()
@@ -110,18 +107,16 @@ def _zh_comparison(question: str) -> list[str]:
         return []
     _prefix, items, rest = found
     rest = rest.strip()
-    which = re.match(r"^(?:哪个|哪一个|谁)(?:更|比较)?(.+)$", rest)
+    which = _ZH.which.match(rest)
     if which:
         return _dedupe([f"{item} {which.group(1).strip()}" for item in items])
-    zai = re.match(
-        r"^在\s*(.+?)\s*(?:上|方面|中|里)?\s*的?\s*(?:区别|差异|不同|异同|比较|对比|表现|优劣)", rest
-    )
+    zai = _ZH.zai.match(rest)
     if zai:
         return _dedupe([f"{item} 在{zai.group(1)}上的表现" for item in items])
     if rest.startswith("在"):
         return _dedupe([f"{item} {rest}" for item in items])
     aspect = rest
-    for filler in _ZH_FILLER:
+    for filler in _ZH.filler:
         aspect = aspect.replace(filler, "")
     aspect = aspect.strip(" 的是？?。，,")
     if aspect:
@@ -143,14 +138,10 @@ def _zh_enumeration(question: str) -> list[str]:
 
 # ---- English lists --------------------------------------------------------------------------------
 
-_EN_BOUNDARY_PREP = _LEX.regex("decompose.boundary_prep", "en")
-_EN_FUNCTION = frozenset(_LEX.words("decompose.function", "en"))
-_WH_START = _LEX.regex("decompose.wh_start")
-
 
 def _split_last_item(text: str) -> tuple[str, str]:
     """Split a trailing qualifier off the last item: "X in terms of Y" -> ("X", "in terms of Y")."""
-    parts = _EN_BOUNDARY_PREP.split(text, maxsplit=1)
+    parts = _EN.boundary_prep.split(text, maxsplit=1)
     if len(parts) == 2 and parts[0].strip():
         return parts[0].strip(), parts[1].strip()
     return text.strip(), ""
@@ -161,7 +152,7 @@ def _split_first_item(text: str) -> tuple[str, str]:
     words = text.split()
     cut = 0
     for i, word in enumerate(words):
-        if word.lower().strip(",") in _EN_FUNCTION:
+        if word.lower().strip(",") in _EN.function:
             cut = i + 1
     if cut >= len(words):
         return text, ""
@@ -174,13 +165,13 @@ def _en_items(text: str, separators: str) -> list[str]:
 
 
 def _compose(prefix: str, item: str, suffix: str, question_like: bool) -> str:
-    if re.search(r"\b(?:the|a|an)$", prefix, re.IGNORECASE):
-        item = re.sub(r"^(?:the|a|an)\s+", "", item, flags=re.IGNORECASE)
-    aspect = re.match(r"^in terms of\s+(.+)$", suffix, re.IGNORECASE)
+    if _EN.compose.search(prefix):
+        item = _EN.item.sub("", item)
+    aspect = _EN.aspect.match(suffix)
     if aspect:
         item, suffix = f"{item} {aspect.group(1)}", ""
     query = _clean(" ".join(p for p in (prefix, item, suffix) if p)).rstrip("?")
-    if question_like and _WH_START.match(query):
+    if question_like and _ANY.wh_start.match(query):
         query += "?"
     return query
 
@@ -188,48 +179,38 @@ def _compose(prefix: str, item: str, suffix: str, question_like: bool) -> str:
 def _en_comparison(question: str) -> list[str]:
     q = _strip_end(question)
     # "A vs B", "A versus B"
-    vs = re.split(r"\s+(?:vs\.?|versus)\s+", q, maxsplit=1, flags=re.IGNORECASE)
+    vs = _EN.vs.split(q, maxsplit=1)
     if len(vs) == 2:
         prefix, first = _split_first_item(vs[0])
         second, suffix = _split_last_item(vs[1])
         if not first:
             return []
-        frame = prefix if _WH_START.match(prefix) else ""
+        frame = prefix if _ANY.wh_start.match(prefix) else ""
         return _dedupe([_compose(frame, item, suffix, True) for item in (first, second)])
     # "A or B for X?"
-    alt = re.match(r"^(?P<a>[\w.+#-]+(?:\s[\w.+#-]+)?)\s+or\s+(?P<b>.+)$", q, re.IGNORECASE)
-    if alt and not _WH_START.match(q):
+    alt = _EN.alt.match(q)
+    if alt and not _ANY.wh_start.match(q):
         second, suffix = _split_last_item(alt.group("b"))
         return _dedupe([_compose("", item, suffix, False) for item in (alt.group("a"), second)])
     # "Is A better than B for X"
-    than = re.search(
-        r"^(?P<left>.+?)\s+(?:\w+er|more \w+|less \w+)\s+than\s+(?P<right>.+)$", q, re.IGNORECASE
-    )
+    than = _EN.than.search(q)
     if than:
         _prefix, first = _split_first_item(than.group("left"))
         second, suffix = _split_last_item(than.group("right"))
         if first:
             return _dedupe([_compose("", item, suffix, False) for item in (first, second)])
     # "difference(s) between A and B", "compare A and/with/to B", "how does A compare to B", "A differ from B"
-    how = re.search(
-        r"\bhow (?:does|do|did)\s+(?P<a>.+?)\s+compare\s+(?:to|with)\s+(?P<b>.+)$", q, re.IGNORECASE
-    )
+    how = _EN.how.search(q)
     if how:
         second, suffix = _split_last_item(how.group("b"))
         return _dedupe([_compose("", item, suffix, False) for item in (how.group("a"), second)])
-    differ = re.search(
-        r"^(?P<pre>.*?\b(?:does|do|is|are)\s+)?(?P<a>.+?)\s+differ\s+from\s+(?P<b>.+)$", q, re.IGNORECASE
-    )
+    differ = _EN.differ.search(q)
     if differ:
         _p, first = _split_first_item(differ.group("a"))
         second, suffix = _split_last_item(differ.group("b"))
         if first:
             return _dedupe([_compose("", item, suffix, False) for item in (first, second)])
-    cue = re.search(
-        r"\b(?:differences?|distinctions?|trade-?offs?)\s+between\s+|\bcompar(?:e|ing|ison of|ison between)\s+",
-        q,
-        re.IGNORECASE,
-    )
+    cue = _EN.cue.search(q)
     if not cue:
         return []
     body = q[cue.end() :]
@@ -241,7 +222,7 @@ def _en_comparison(question: str) -> list[str]:
     prefix = ""
     if " of " in items[0]:
         prefix, items[0] = items[0].rsplit(" of ", 1)
-        prefix = re.sub(r"^(?:the|a|an)\s+", "", prefix.strip(), flags=re.IGNORECASE) + " of"
+        prefix = _EN.en_comparison.sub("", prefix.strip()) + " of"
     if not prefix and not suffix:
         return _dedupe([f"What is {item}?" for item in items])
     return _dedupe([_compose(prefix, item, suffix, False) for item in items])
@@ -250,9 +231,7 @@ def _en_comparison(question: str) -> list[str]:
 def _en_enumeration(question: str) -> list[str]:
     """ "What were the causes, key battles and consequences of X" → one query per item, frame kept."""
     q = _strip_end(question)
-    match = re.search(
-        r"(?P<head>[^,]+)(?P<mid>(?:,\s*[^,]+?)*),?\s+(?:and|or|as well as)\s+(?P<tail>[^,]+)$", q
-    )
+    match = _EN.match.search(q)
     if not match or "," not in q:
         return []
     head, first = _split_first_item(match.group("head"))
@@ -267,7 +246,7 @@ def _en_enumeration(question: str) -> list[str]:
 def _en_pair_as_well_as(question: str) -> list[str]:
     """ "What is the memory cost as well as the latency of HNSW" → two framed queries."""
     q = _strip_end(question)
-    match = re.search(r"^(?P<head>.+?)\s+as well as\s+(?P<tail>.+)$", q, re.IGNORECASE)
+    match = _EN.match_2.search(q)
     if not match:
         return []
     head, first = _split_first_item(match.group("head"))
@@ -279,18 +258,6 @@ def _en_pair_as_well_as(question: str) -> list[str]:
 
 # ---- clauses joined by conjunctions ---------------------------------------------------------------
 
-_EN_CLAUSE_SPLIT = _LEX.regex("decompose.clause_split", "en")
-_ZH_CLAUSE_SPLIT = _LEX.regex("decompose.clause_split", "zh")
-_ZH_QUESTION_CUE = _LEX.regex("decompose.question_cue", "zh")
-_EN_PRONOUN = _LEX.regex("decompose.pronoun", "en")
-_ZH_PRONOUN = _LEX.regex("decompose.pronoun", "zh")
-
-_EN_LEAD = _LEX.regex("decompose.lead", "en")
-_EN_TRAILING_VERB = _LEX.regex("decompose.trailing_verb", "en")
-_EN_CUT = _LEX.regex("decompose.cut", "en")
-_ZH_LEAD = _LEX.regex("decompose.lead", "zh")
-_ZH_PREDICATE = frozenset(_LEX.words("decompose.predicate", "zh"))
-
 
 def topic_of(question: str) -> str:
     """The noun phrase a question is about ("How does hybrid search work?" → "hybrid search").
@@ -299,27 +266,27 @@ def topic_of(question: str) -> str:
     """
     q = _strip_end(question)
     if contains_cjk(q):
-        q = _ZH_LEAD.sub("", q)
+        q = _ZH.lead.sub("", q)
         kept: list[str] = []
         for token in segment(q):
-            if token in _ZH_PREDICATE and kept:
+            if token in _ZH.predicate and kept:
                 break
-            if token not in _ZH_PREDICATE:
+            if token not in _ZH.predicate:
                 kept.append(token)
         return "".join(kept).strip(" ，,") or q
-    q = _EN_LEAD.sub("", q)
+    q = _EN.lead.sub("", q)
     # "create an HNSW index" → "HNSW index": a lower-case word before an article is a verb here
-    q = re.sub(r"^[a-z]+\s+(?=(?:the|a|an|my|our|your)\s)", "", q)
-    q = re.sub(r"^(?:the|a|an|my|our|your)\s+", "", q, flags=re.IGNORECASE)
-    q = _EN_TRAILING_VERB.sub("", q)
-    cut = _EN_CUT.sub("", q).strip(" ,")
+    q = _EN.q.sub("", q)
+    q = _EN.q_2.sub("", q)
+    q = _EN.trailing_verb.sub("", q)
+    cut = _EN.cut.sub("", q).strip(" ,")
     words = (cut or q).split()
     return " ".join(words[:5]).strip(" ,")
 
 
 def _resolve_pronouns(clause: str, topic: str, first_clause: str) -> str:
     if contains_cjk(clause):
-        return _ZH_PRONOUN.sub(topic, clause, count=1)
+        return _ZH.pronoun.sub(topic, clause, count=1)
 
     if re.search(rf"\b(?:the|a|an)\s+{re.escape(topic)}\b", first_clause, re.IGNORECASE):
         topic = f"the {topic}"  # "create an index … delete it" → "delete the index"
@@ -328,18 +295,18 @@ def _resolve_pronouns(clause: str, topic: str, first_clause: str) -> str:
         word = match.group(1).lower()
         return f"{topic}'s" if word in ("its", "their") else topic
 
-    return _EN_PRONOUN.sub(repl, clause, count=1)
+    return _EN.pronoun.sub(repl, clause, count=1)
 
 
 def _clauses(question: str) -> list[str]:
     q = question.strip()
     if contains_cjk(q):
-        parts = [_clean(p) for p in _ZH_CLAUSE_SPLIT.split(q)]
+        parts = [_clean(p) for p in _ZH.clause_split.split(q)]
         parts = [p for p in parts if len(p) >= 3]
-        if len(parts) < 2 or not all(_ZH_QUESTION_CUE.search(p) for p in parts[1:]):
+        if len(parts) < 2 or not all(_ZH.question_cue.search(p) for p in parts[1:]):
             return []
     else:
-        parts = [_clean(p) for p in _EN_CLAUSE_SPLIT.split(q)]
+        parts = [_clean(p) for p in _EN.clause_split.split(q)]
         parts = [p for p in parts if len(p.split()) >= 2]
         if len(parts) < 2:
             return []
@@ -347,82 +314,67 @@ def _clauses(question: str) -> list[str]:
     resolved = [parts[0]] + [_resolve_pronouns(p, topic, parts[0]) for p in parts[1:]]
     resolved = [p.rstrip("?？") for p in resolved]
     if not contains_cjk(q):
-        resolved = [p[0].upper() + p[1:] + ("?" if _WH_START.match(p) else "") for p in resolved]
+        resolved = [p[0].upper() + p[1:] + ("?" if _ANY.wh_start.match(p) else "") for p in resolved]
     return _dedupe(resolved)
 
 
 # ---- bridge (nested relation) questions -----------------------------------------------------------
 
-EN_RELATIONAL = frozenset(_LEX.words("decompose.relational", "en"))
-_EN_RANKED = _LEX.regex("decompose.ranked", "en")
-_EN_RELCLAUSE = _LEX.regex("decompose.relclause", "en")
-_EN_LIFE_VERBS = "|".join(_LEX.words("decompose.life_verbs", "en"))
-
 
 def _en_bridge(question: str) -> list[str]:
     q = _strip_end(question)
-    wh = re.match(
-        r"^(?P<wh>(?:what|which|who|whom|where|when|how many|how old|in which|in what)(?:\s+\w+)?)\s+"
-        r"(?P<aux>is|are|was|were|did|does|do)\s+(?P<body>.+)$",
-        q,
-        re.IGNORECASE,
-    )
+    wh = _EN.wh.match(q)
     if not wh:
         return []
     body = wh.group("body")
     # "the R1 of the R2 of X", "the R1 of the film that ...", "the R of each of the top 5 ..."
-    nested = re.match(
-        r"^(?:the|a|an)\s+(?P<r1>[\w-]+(?:\s+[\w-]+)?)\s+of\s+(?P<inner>.+)$", body, re.IGNORECASE
-    )
+    nested = _EN.nested.match(body)
     if nested:
-        inner = re.sub(r"^(?:each|all|every one|any)\s+of\s+", "", nested.group("inner"), flags=re.IGNORECASE)
-        inner_np = re.match(
-            r"^(?:the|a|an)\s+(?P<head>[\w-]+)(?:\s+of\s+.+|\s+\w+.*)?$", inner, re.IGNORECASE
-        )
+        inner = _EN.inner.sub("", nested.group("inner"))
+        inner_np = _EN.inner_np.match(inner)
         described = bool(
             inner_np
             and (
-                (inner_np.group("head").lower() in EN_RELATIONAL and " of " in inner)
-                or _EN_RELCLAUSE.search(inner)
-                or _EN_RANKED.match(inner)
+                (inner_np.group("head").lower() in _EN.relational and " of " in inner)
+                or _EN.relclause.search(inner)
+                or _EN.ranked.match(inner)
             )
         )
         if described:
-            first = re.sub(r"^(?:the|a|an)\s+", "", inner, flags=re.IGNORECASE)
+            first = _EN.first.sub("", inner)
             return [first, f"{nested.group('r1')} of <{first}>"]
     # "Where was the author of X born?"
     life = re.match(
-        rf"^(?:the|a|an)\s+(?P<r>[\w-]+)\s+of\s+(?P<x>.+?)\s+(?P<verb>(?:{_EN_LIFE_VERBS})\b.*)$",
+        rf"^(?:the|a|an)\s+(?P<r>[\w-]+)\s+of\s+(?P<x>.+?)\s+(?P<verb>(?:{'|'.join(_EN.life_verbs)})\b.*)$",
         body,
         re.IGNORECASE,
     )
-    if life and life.group("r").lower() in EN_RELATIONAL:
+    if life and life.group("r").lower() in _EN.relational:
         first = f"{life.group('r')} of {life.group('x')}"
         return [first, f"{wh.group('wh')} {wh.group('aux')} <{first}> {life.group('verb')}?"]
     return []
 
 
-ZH_RELATIONAL = tuple(_LEX.words("decompose.relational", "zh"))
-_ZH_DESCRIBED_HEAD = "|".join(_LEX.words("decompose.described_head", "zh"))
-_ZH_IDENTITY_ONLY = _LEX.regex("decompose.identity_only", "zh")
-
-
 def _zh_bridge(question: str) -> list[str]:
     q = _strip_end(question)
-    rel = "|".join(sorted(ZH_RELATIONAL, key=len, reverse=True))
+    rel = "|".join(sorted(_ZH.relational, key=len, reverse=True))
     # chain: "<VP>的人的妻子…", "<X>的导演的妻子…"
-    chain = re.match(rf"^(?P<first>.+?的(?:{_ZH_DESCRIBED_HEAD}|{rel}))的(?P<r>{rel})(?P<rest>.*)$", q)
+    chain = re.match(
+        rf"^(?P<first>.+?的(?:{'|'.join(_ZH.described_head)}|{rel}))的(?P<r>{rel})(?P<rest>.*)$", q
+    )
     if chain:
         first = chain.group("first")
         return [first, f"<{first}>的{chain.group('r')}{chain.group('rest')}"]
     # "X 的作者出生在哪里": an attribute of the entity a relation names
     attr = re.match(rf"^(?P<x>.+?)的(?P<r>{rel})(?P<rest>.+)$", q)
-    if attr and not _ZH_IDENTITY_ONLY.match(attr.group("rest").strip()):
+    if attr and not _ZH.identity_only.match(attr.group("rest").strip()):
         first = f"{attr.group('x')}的{attr.group('r')}"
         return [first, f"<{first}>{attr.group('rest')}"]
     # "设计埃菲尔铁塔的工程师还设计了哪些建筑": a relative clause names the entity, then a new predicate
-    verbal = re.match(rf"^(?P<first>[^的，,]{{2,}}?的(?:{_ZH_DESCRIBED_HEAD}))(?P<rest>[^的].+)$", q)
-    if verbal and not _ZH_IDENTITY_ONLY.match(verbal.group("rest").strip()):
+    verbal = re.match(
+        rf"^(?P<first>[^的，,]{{2,}}?的(?:{'|'.join(_ZH.described_head)}))(?P<rest>[^的].+)$", q
+    )
+    if verbal and not _ZH.identity_only.match(verbal.group("rest").strip()):
         first = verbal.group("first")
         if segment(first)[0] not in ("什么", "哪", "哪个", "哪些", "这", "那"):
             return [first, f"<{first}>{verbal.group('rest')}"]

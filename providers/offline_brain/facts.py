@@ -20,41 +20,27 @@ from providers.offline_brain.weights import params
 from providers.offline_brain.words import pos_tags
 
 _LEX = lexicon()
+_ZH, _EN, _ANY = _LEX.tables("facts")
 
-_MONTHS = _LEX.words("facts.months", "any")
-_MONTH = _LEX.fragment("facts.month")
-MONTH_WORD = _MONTH  # a month as English writes it (for telling how a date is written)
-_DAY = _LEX.fragment("facts.day")
-_YEAR = _LEX.fragment("facts.year")
+MONTH_WORD = _ANY.month  # a month as English writes it (for telling how a date is written)
 
 _KINDS = ("number", "date", "name", "place", "value")  # the kinds of fact a question can ask for
 # the cues for each kind, and for a role someone holds ("市长", "coach"): data/{zh,en}.json asks_for_*
 
 
-_DIGIT = _LEX.regex("facts.digit")
-_DATE_MARK = _LEX.regex("facts.date_mark")
-_VALUE = _LEX.regex("facts.value")
-
 _EN_DATES = [
-    re.compile(rf"\b(?P<m>{_MONTH})\.?\s+(?P<d>{_DAY}),?\s+(?P<y>{_YEAR})\b"),  # May 29, 2020
-    re.compile(rf"\b(?P<d>{_DAY})\s+(?P<m>{_MONTH})\.?,?\s+(?P<y>{_YEAR})\b"),  # 29 May 2020
-    re.compile(rf"\b(?P<m>{_MONTH})\.?,?\s+(?P<y>{_YEAR})\b"),  # December 2015
-    re.compile(rf"\b(?P<y>{_YEAR})-(?P<mm>[01]?\d)-(?P<d>[0-3]?\d)\b"),  # 2020-05-29
-    re.compile(rf"(?<![\d.,$])\b(?P<y>{_YEAR})\b(?![.,]?\d)"),  # 2015
+    re.compile(rf"\b(?P<m>{_ANY.month})\.?\s+(?P<d>{_ANY.day}),?\s+(?P<y>{_ANY.year})\b"),  # May 29, 2020
+    re.compile(rf"\b(?P<d>{_ANY.day})\s+(?P<m>{_ANY.month})\.?,?\s+(?P<y>{_ANY.year})\b"),  # 29 May 2020
+    re.compile(rf"\b(?P<m>{_ANY.month})\.?,?\s+(?P<y>{_ANY.year})\b"),  # December 2015
+    re.compile(rf"\b(?P<y>{_ANY.year})-(?P<mm>[01]?\d)-(?P<d>[0-3]?\d)\b"),  # 2020-05-29
+    re.compile(rf"(?<![\d.,$])\b(?P<y>{_ANY.year})\b(?![.,]?\d)"),  # 2015
 ]
-_ZH_DATE = _LEX.regex("facts.date", "zh")
-_NUMBER = _LEX.regex("facts.number")
-_CAPITALISED = _LEX.regex("facts.capitalised")
 # people, organisations, other proper nouns, and places: a club or firm often bears its city's name (利物浦)
-_ZH_NAME_FLAGS = tuple(_LEX.words("facts.name_flags", "zh"))
-_ZH_PLACE_FLAGS = tuple(_LEX.words("facts.place_flags", "zh"))
-_TITLE = _LEX.regex("facts.title")
-_NAME_DOTS = tuple(_LEX.words("facts.name_dots", "any"))
 # how much a fact of this precision counts: a full date says more than a year alone (set by hand)
 
 
 _DATELINE = re.compile(
-    rf"^\s*(?:{_MONTH}\.?\s+{_DAY},?\s+{_YEAR}|\d{{4}}年\d{{1,2}}月\d{{1,2}}日|\d{{4}}-\d{{1,2}}-\d{{1,2}})\s*(?:\.{{2,}}|…+)\s*"
+    rf"^\s*(?:{_ANY.month}\.?\s+{_ANY.day},?\s+{_ANY.year}|\d{{4}}年\d{{1,2}}月\d{{1,2}}日|\d{{4}}-\d{{1,2}}-\d{{1,2}})\s*(?:\.{{2,}}|…+)\s*"
 )
 
 
@@ -78,7 +64,7 @@ def wanted(question: str) -> set[str]:
     kinds = {kind for kind in _KINDS if words.pattern(f"asks_for_{kind}").search(question)}
     if not kinds and words.pattern("names_a_role").search(question):
         kinds.add("name")  # "香港第四任行政长官？", "year-end No 1 in tennis in 2019": who holds the role
-    if "date" in kinds and "number" in kinds and not re.search(r"\bhow (?:many|much)\b|多少", question):
+    if "date" in kinds and "number" in kinds and not _ANY.wanted.search(question):
         kinds.discard("number")
     if "place" in kinds:
         kinds.discard("name")  # 哪个城市 / which city: the place cue is the more specific one
@@ -88,12 +74,12 @@ def wanted(question: str) -> set[str]:
 def has_kind(sentence: str, kind: str) -> bool:
     """The sentence states something of this kind at all (facts the question states included)."""
     if kind == "number":
-        return bool(_DIGIT.search(sentence))
+        return bool(_ANY.digit.search(sentence))
     if kind == "date":
-        return bool(_DATE_MARK.search(sentence))
+        return bool(_ANY.date_mark.search(sentence))
     if kind in ("name", "place"):
         return bool(facts(sentence, kind, ""))
-    return bool(_VALUE.search(sentence))
+    return bool(_ANY.value.search(sentence))
 
 
 def facts(sentence: str, kind: str, question: str) -> dict[str, float]:
@@ -130,11 +116,10 @@ def stated_facts(sentence: str, kind: str, question: str) -> dict[str, tuple[flo
     return {k: v for k, v in found.items() if k not in stated}
 
 
-_ORDINAL_WORDS = _LEX.words("facts.ordinal_words", "any")
 _EDITION = {
-    "year": re.compile(rf"(?<!\d)({_YEAR})(?!\d)"),
+    "year": re.compile(rf"(?<!\d)({_ANY.year})(?!\d)"),
     "ordinal": re.compile(
-        rf"\b(\d{{1,3}})(?:st|nd|rd|th)\b|\b({'|'.join(_ORDINAL_WORDS)})\b"
+        rf"\b(\d{{1,3}})(?:st|nd|rd|th)\b|\b({'|'.join(_ANY.ordinal_words)})\b"
         r"|\b(?:season|series|edition)\s+(\d{1,3})\b|第\s*([0-9一二三四五六七八九十百两]{1,5})\s*[届次季部期任代]",
         re.IGNORECASE,
     ),
@@ -165,8 +150,8 @@ def editions(text: str) -> dict[str, set[int]]:
     for kind, pattern in _EDITION.items():
         for m in pattern.finditer(text):
             value = next(g for g in m.groups() if g)
-            if value.lower() in _ORDINAL_WORDS:
-                number: int | None = _ORDINAL_WORDS.index(value.lower()) + 1
+            if value.lower() in _ANY.ordinal_words:
+                number: int | None = _ANY.ordinal_words.index(value.lower()) + 1
             else:
                 number = _zh_number(value)
             if number is not None:
@@ -191,11 +176,11 @@ def _dates(text: str) -> dict[str, tuple[float, str]]:
             taken.append(m.span())
             parts = m.groupdict()
             month = parts.get("mm") or (
-                str(_MONTHS.index(parts["m"][:3].lower()) + 1) if parts.get("m") else None
+                str(_ANY.months.index(parts["m"][:3].lower()) + 1) if parts.get("m") else None
             )
             day = re.sub(r"\D", "", parts.get("d") or "") or None
             _add_date(found, parts["y"], month, day, m.group(0))
-    for m in _ZH_DATE.finditer(text):
+    for m in _ZH.date.finditer(text):
         if m.group(0).strip() and (m.group("y") or m.group("mm")):
             if any(a <= m.start() < b for a, b in taken):
                 continue
@@ -215,18 +200,22 @@ def _add_date(
 
 
 # parts of a date or a clock time are not amounts: "Oct 23, 2019, 6:30 p.m." states no number 23 or 6
-_NOT_AMOUNTS = [*_EN_DATES[:4], re.compile(rf"\b{_DAY},\s+{_YEAR}\b"), re.compile(r"\b\d{1,2}:\d{2}\b")]
+_NOT_AMOUNTS = [
+    *_EN_DATES[:4],
+    re.compile(rf"\b{_ANY.day},\s+{_ANY.year}\b"),
+    re.compile(r"\b\d{1,2}:\d{2}\b"),
+]
 
 
 def _numbers(text: str) -> dict[str, tuple[float, str]]:
     out: dict[str, tuple[float, str]] = {}
     taken = [m.span() for pattern in _NOT_AMOUNTS for m in pattern.finditer(text)]
-    for m in _NUMBER.finditer(text):
+    for m in _ANY.number.finditer(text):
         if any(a <= m.start("n") < b for a, b in taken):
             continue
         value = m.group("n").replace(",", "").replace("，", "")
         unit = (m.group("u") or "").lower().replace("％", "%").replace("percent", "%")
-        if re.fullmatch(_YEAR, value) and not unit:
+        if re.fullmatch(_ANY.year, value) and not unit:
             continue  # a bare year is a date, not an amount
         out.setdefault(value + unit, (1.0, m.group(0).strip()))
     return out
@@ -240,23 +229,19 @@ def _question_words(question: str) -> frozenset[str]:
     return frozenset(words)
 
 
-_WEEKDAYS = tuple(_LEX.words("facts.weekdays", "any"))
-_POSSESSIVE = _LEX.regex("facts.possessive")
-
-
 def _name_words(words: list[str]) -> list[str]:
     """A capitalised run trimmed to the name it holds: without a leading article, month or weekday,
     a possessor ("Slovenia's Tadej Pogačar" -> Tadej Pogačar), words with digits ("No1 Ashleigh Barty")
     or a trailing "of"."""
     for i in range(len(words) - 1, -1, -1):
-        if _POSSESSIVE.search(words[i]) or any(c.isdigit() for c in words[i]):
-            words = words[i + 1 :] or [_POSSESSIVE.sub("", words[i])]
+        if _ANY.possessive.search(words[i]) or any(c.isdigit() for c in words[i]):
+            words = words[i + 1 :] or [_ANY.possessive.sub("", words[i])]
             break
 
     def dropped(word: str) -> bool:
         low = word.lower().strip(".")
-        month = re.fullmatch(_MONTH, word.strip("."), re.IGNORECASE)  # "Mar", "March"; not "Mara"
-        return low in EN_STOPWORDS or bool(month) or low in _WEEKDAYS or any(c.isdigit() for c in word)
+        month = re.fullmatch(_ANY.month, word.strip("."), re.IGNORECASE)  # "Mar", "March"; not "Mara"
+        return low in EN_STOPWORDS or bool(month) or low in _ANY.weekdays or any(c.isdigit() for c in word)
 
     while words and dropped(words[0]):
         words = words[1:]
@@ -266,18 +251,18 @@ def _name_words(words: list[str]) -> list[str]:
 
 
 def _names(sentence: str, kind: str) -> dict[str, tuple[float, str]]:
-    out = [t for t in _TITLE.findall(sentence)] if kind == "name" else []
+    out = [t for t in _ANY.title.findall(sentence)] if kind == "name" else []
     # a sentence's first word is capitalised whatever it is ("View maps ...", "Results of ..."), so
     # alone it is not taken for a name
-    first = re.search(r"[A-Za-z]", sentence)
-    for m in _CAPITALISED.finditer(sentence):
+    first = _EN.first.search(sentence)
+    for m in _ANY.capitalised.finditer(sentence):
         words = _name_words(m.group(0).split())
         if len(words) == 1 and first and m.start() == first.start() and m.group(0).split()[0] == words[0]:
             continue
         if words and not (len(words) == 1 and len(words[0]) < 2):
             out.append(" ".join(words).rstrip("."))
     if contains_cjk(sentence):
-        flags = _ZH_NAME_FLAGS if kind == "name" else _ZH_PLACE_FLAGS
+        flags = _ZH.name_flags if kind == "name" else _ZH.place_flags
         # tagged as simplified text: jieba's dictionary is simplified, and 葉偉民 and 叶伟民 are one name
         tagged = pos_tags(to_simplified(sentence))
         if kind == "name":
@@ -317,7 +302,7 @@ def _dotted_names(words: list[str]) -> list[str]:
     out, i = [], 0
     while i < len(words):
         j = i
-        while j + 2 < len(words) and words[j + 1] in _NAME_DOTS and words[j + 2].strip(" ·•・，。"):
+        while j + 2 < len(words) and words[j + 1] in _ANY.name_dots and words[j + 2].strip(" ·•・，。"):
             j += 2
         name = "".join(words[i : j + 1])
         if j > i and contains_cjk(name):
@@ -327,16 +312,13 @@ def _dotted_names(words: list[str]) -> list[str]:
 
 
 # "什么是X？", "X是什么？", "X指的是什么？", "What is X?", "What does X mean?": the question asks what X is
-_DEFINITION_QUESTIONS = tuple(_LEX.regexes("facts.definition_questions"))
 # what may stand between the term and its copula: "（Bluestone Accord）", "，亦称三角恋，", ", also called X,"
-_ASIDE = _LEX.regex("facts.aside")
 # "X is a …", not the passive "X is seen as …" / "X was signed in …"
-_COPULA = _LEX.regex("facts.copula")
 
 
 def defined_term(question: str) -> str | None:
     """The term a definition question asks about ("青石协议" for "什么是青石协议？"), or None."""
-    for pattern in _DEFINITION_QUESTIONS:
+    for pattern in _ANY.definition_questions:
         m = pattern.match(question)
         if m and 1 <= len(m.group("x")) <= 60:
             return m.group("x")
@@ -347,9 +329,9 @@ def defines(sentence: str, term: str) -> bool:
     """The sentence opens with the term and goes on to say what it is ("X（…），是…", "X is a …"):
     the defining sentence, not one that merely repeats the term."""
     text = to_simplified(sentence.strip())
-    text = re.sub(r"^(?:the|an?)\s+", "", text, flags=re.IGNORECASE)
-    want = re.sub(r"^(?:the|an?)\s+", "", to_simplified(term.strip()), flags=re.IGNORECASE)
+    text = _EN.text.sub("", text)
+    want = _EN.want.sub("", to_simplified(term.strip()))
     if not want or not text.lower().startswith(want.lower()):
         return False
-    rest = _ASIDE.sub("", text[len(want) :], count=1)
-    return bool(_COPULA.match(rest))
+    rest = _ANY.aside.sub("", text[len(want) :], count=1)
+    return bool(_ANY.copula.match(rest))

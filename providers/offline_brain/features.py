@@ -18,9 +18,10 @@ from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.profile import QuestionProfile
 
 _LEX = lexicon()
+_ZH, _EN, _ANY = _LEX.tables("features")
+
 
 FACT_KINDS = frozenset({"number", "date", "name", "place"})  # kinds whose facts can be read off a sentence
-_ASKS = _LEX.regex("features.asks")
 
 
 def term_weights(terms: list[str], sentences: list[set[str]]) -> dict[str, float]:
@@ -63,7 +64,7 @@ def foreign(sentence: str, profile: QuestionProfile, cover: float) -> float:
 
 def restates_question(sentence: str) -> float:
     """1 when the sentence is itself a question: evidence that restates the question does not answer it."""
-    return float(bool(_ASKS.search(sentence)))
+    return float(bool(_ANY.asks.search(sentence)))
 
 
 def fits_kind(sentence: str, stated: dict[str, float], profile: QuestionProfile) -> float:

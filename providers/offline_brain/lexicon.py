@@ -51,6 +51,10 @@ class Lexicon:
         except KeyError:
             raise KeyError(f"no entry {use!r} in {DATA / (language + '.json')}") from None
 
+    def tables(self, module: str) -> tuple[Tables, Tables, Tables]:
+        """``module``'s tables in zh, en and any (``_ZH, _EN, _ANY = lexicon().tables("decompose")``)."""
+        return Tables(self, module, "zh"), Tables(self, module, "en"), Tables(self, module, "any")
+
     def regex(self, use: str, language: str = "any") -> re.Pattern[str]:
         """The regex stored verbatim under ``use`` (``{"regex": ..., "flags": ["IGNORECASE"]}``)."""
         return _compiled(self.entry(use, language))
@@ -97,6 +101,36 @@ class Lexicon:
 def _compiled(entry: dict) -> re.Pattern[str]:
     flags = reduce(lambda acc, name: acc | getattr(re, name), entry.get("flags", []), 0)
     return re.compile(entry["regex"], flags)
+
+
+class Tables:
+    """One module's tables in one language, by name: ``tables.lead`` is entry ``<module>.lead``, decoded
+    by its shape (a compiled regex, a tuple of them, a dict of them, a fragment, a mapping, or the words:
+    a frozenset when the entry says ``"set": true``, else a tuple in their stored order)."""
+
+    def __init__(self, lexicon: Lexicon, module: str, language: str) -> None:
+        self._lexicon, self._module, self._language = lexicon, module, language
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        use, lex = f"{self._module}.{name}", self._lexicon
+        entry = lex.entry(use, self._language)
+        if "regex" in entry:
+            value = lex.regex(use, self._language)
+        elif "regexes" in entry:
+            value = tuple(lex.regexes(use, self._language))
+        elif "regex_table" in entry:
+            value = lex.regex_table(use, self._language)
+        elif "fragment" in entry:
+            value = entry["fragment"]
+        elif "table" in entry:
+            value = lex.table(use, self._language)
+        else:
+            words = lex.words(use, self._language)
+            value = frozenset(words) if entry.get("set") else tuple(words)
+        setattr(self, name, value)  # decoded once
+        return value
 
 
 @lru_cache(maxsize=1)

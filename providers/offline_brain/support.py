@@ -22,10 +22,7 @@ from providers.offline_brain.weights import params
 from tools.shown import operands, recomputes, strip_lead
 
 _LEX = lexicon()
-
-_NUMBER = _LEX.regex("support.number")
-_LATIN_SPECIFIC = _LEX.regex("support.latin_specific")
-_SENTENCE_START_WORD = _LEX.regex("support.sentence_start_word")
+_ZH, _EN, _ANY = _LEX.tables("support")
 
 
 def _fold(text: str) -> str:
@@ -35,9 +32,9 @@ def _fold(text: str) -> str:
 def specifics(sentence: str) -> list[str]:
     """Numbers and Latin-script names or identifiers a sentence states (not its first word)."""
     bare = CITATION_RE.sub("", sentence)
-    found = _NUMBER.findall(unicodedata.normalize("NFKC", bare))
-    first = _SENTENCE_START_WORD.match(bare)
-    for match in _LATIN_SPECIFIC.finditer(bare):
+    found = _ANY.number.findall(unicodedata.normalize("NFKC", bare))
+    first = _ANY.sentence_start_word.match(bare)
+    for match in _ANY.latin_specific.finditer(bare):
         if first and match.start() == first.start(1):
             continue
         found.append(match.group(0))

@@ -15,13 +15,12 @@ from providers.offline_brain.decompose import segment
 from providers.offline_brain.lexicon import lexicon
 
 _LEX = lexicon()
-
-_LATIN_WORD = _LEX.regex("words.latin_word")
+_ZH, _EN, _ANY = _LEX.tables("words")
 
 
 def content_words(text: str) -> list[str]:
     """The words of ``text`` that carry content, in order, without repeats (surface forms)."""
-    pieces = [w.strip() for w in segment(text)] if contains_cjk(text) else _LATIN_WORD.findall(text)
+    pieces = [w.strip() for w in segment(text)] if contains_cjk(text) else _ANY.latin_word.findall(text)
     words = [w for w in pieces if w and (len(w) >= 2 or not contains_cjk(w)) and key_terms(w)]
     return list(dict.fromkeys(words))
 
