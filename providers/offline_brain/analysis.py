@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from core.global_intent import global_score, is_global
+from core.names import NameShape, name_matches, titles
 from core.schemas import Complexity, QueryAnalysis, QueryType, StrategyName
 from core.text import CJK_RE, contains_cjk, detect_language
 from core.tokenize import identifiers_in, tokenize
@@ -25,6 +26,7 @@ from providers.offline_brain.lexicon import lexicon
 
 _LEX = lexicon()
 _ZH, _EN, _ANY = _LEX.tables("analysis")
+_NAME_SHAPE = NameShape.from_dict(_EN.name_shape)
 
 
 # ---- query type ---------------------------------------------------------------------------------
@@ -148,11 +150,11 @@ def _zh_entities(question: str) -> list[str]:
 
 def extract_entities(question: str) -> list[str]:
     """Quoted strings, CamelCase/ALLCAPS names, capitalised multiword names and Chinese list items."""
-    entities: list[str] = quoted_phrases(question) + _ANY.title.findall(question)
+    entities: list[str] = quoted_phrases(question) + titles(question, 80)
     entities += [t for t in identifiers_in(question) if not re.fullmatch(r"\d+", t)]
     if contains_cjk(question):
         entities += _zh_entities(question)
-    for match in _ANY.cap_name.finditer(question):
+    for match in name_matches(question, _NAME_SHAPE):
         words = match.group(0).split()
         # "Compare ..." at the start is a verb; "On the Origin of Species" mid-sentence is a title
         strip = _SENTENCE_START_WORDS if match.start() == 0 else _ANY.question_words

@@ -28,7 +28,7 @@ from providers.offline_brain import features as f
 from providers.offline_brain.agreement import Scored, agreement, backing, differing_words, rival_map, twins
 from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.extractive import split_sentences
-from providers.offline_brain.facts import MONTH_WORD, compatible, facts, split_dateline, stated_facts
+from providers.offline_brain.facts import compatible, facts, split_dateline, stated_facts
 from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.meaning import Meaning
 from providers.offline_brain.profile import QuestionProfile, as_profile
@@ -244,7 +244,7 @@ def _in_passage(item: Candidate, pool: list[Candidate], offset: int) -> Candidat
     return next((c for c in pool if _place(c) == (item.passage_index, item.position + offset)), None)
 
 
-_READER_DATE = {"zh": re.compile(r"\d\s*[年月]"), "en": re.compile(rf"(?i)\b{MONTH_WORD}")}
+_READER_DATE = _ANY.reader_date
 
 
 def _date_precision(key: str) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from core.chunks import ScoredChunk
+from core.names import NameShape, name_matches, names, title_matches
 from core.text import contains_cjk
 from providers.offline_brain.analysis import extract_entities, key_terms
 from providers.offline_brain.decompose import segment, topic_of, zh_list
@@ -21,6 +22,7 @@ from providers.offline_brain.words import content_words, pos_tags
 
 _LEX = lexicon()
 _ZH, _EN, _ANY = _LEX.tables("contextualize")
+_NAME_SHAPE = NameShape.from_dict(_EN.name_shape)
 
 # ---- referring words ------------------------------------------------------------------------------
 
@@ -100,7 +102,7 @@ def _latin_led(question: str) -> bool:
 
 def _person(text: str) -> str:
     """A person named in the text: a capitalised Latin name, or a Chinese name jieba tags as one."""
-    latin = _EN.name.findall(text)
+    latin = names(text, _NAME_SHAPE)
     if latin:
         return latin[0]
     for word, flag in _pos(text):
@@ -110,7 +112,7 @@ def _person(text: str) -> str:
 
 
 def _title(text: str) -> str:
-    found = re.search(r"《[^》]{1,40}》", text)
+    found = next(title_matches(text, 40), None)
     return found.group(0) if found else ""
 
 
@@ -244,8 +246,8 @@ def names_its_own_context(question: str) -> bool:
     q = question.strip()
     long = len(_EN.names_its_own_context.findall(q)) > 20 if contains_cjk(q) else len(q.split()) > 12
     own = (
-        re.search(r"《[^》]+》|\"[^\"]+\"|“[^”]+”", q)
-        or _EN.name.search(q)
+        next(title_matches(q, None, '《》""“”'), None)
+        or next(name_matches(q, _NAME_SHAPE), None)
         or re.search(r"\w*\d\w*|[A-Z]{2,}", q)
     )
     return bool(long or own or _said_before_the_reference(q) or _antecedent_before_pronoun(q))

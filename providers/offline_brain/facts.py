@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from core.names import NameShape, name_matches, titles
 from core.text import contains_cjk, to_simplified
 from core.tokenize import EN_STOPWORDS
 from providers.offline_brain.lexicon import lexicon
@@ -21,6 +22,7 @@ from providers.offline_brain.words import pos_tags
 
 _LEX = lexicon()
 _ZH, _EN, _ANY = _LEX.tables("facts")
+_NAME_SHAPE = NameShape.from_dict(_EN.name_shape)
 
 MONTH_WORD = _ANY.month  # a month as English writes it (for telling how a date is written)
 
@@ -28,20 +30,8 @@ _KINDS = ("number", "date", "name", "place", "value")  # the kinds of fact a que
 # the cues for each kind, and for a role someone holds ("市长", "coach"): data/{zh,en}.json asks_for_*
 
 
-_EN_DATES = [
-    re.compile(rf"\b(?P<m>{_ANY.month})\.?\s+(?P<d>{_ANY.day}),?\s+(?P<y>{_ANY.year})\b"),  # May 29, 2020
-    re.compile(rf"\b(?P<d>{_ANY.day})\s+(?P<m>{_ANY.month})\.?,?\s+(?P<y>{_ANY.year})\b"),  # 29 May 2020
-    re.compile(rf"\b(?P<m>{_ANY.month})\.?,?\s+(?P<y>{_ANY.year})\b"),  # December 2015
-    re.compile(rf"\b(?P<y>{_ANY.year})-(?P<mm>[01]?\d)-(?P<d>[0-3]?\d)\b"),  # 2020-05-29
-    re.compile(rf"(?<![\d.,$])\b(?P<y>{_ANY.year})\b(?![.,]?\d)"),  # 2015
-]
-# people, organisations, other proper nouns, and places: a club or firm often bears its city's name (利物浦)
-# how much a fact of this precision counts: a full date says more than a year alone (set by hand)
-
-
-_DATELINE = re.compile(
-    rf"^\s*(?:{_ANY.month}\.?\s+{_ANY.day},?\s+{_ANY.year}|\d{{4}}年\d{{1,2}}月\d{{1,2}}日|\d{{4}}-\d{{1,2}}-\d{{1,2}})\s*(?:\.{{2,}}|…+)\s*"
-)
+_EN_DATES = _EN.dates
+_DATELINE = _ANY.dateline
 
 
 def split_dateline(text: str) -> tuple[str, str]:
@@ -116,14 +106,7 @@ def stated_facts(sentence: str, kind: str, question: str) -> dict[str, tuple[flo
     return {k: v for k, v in found.items() if k not in stated}
 
 
-_EDITION = {
-    "year": re.compile(rf"(?<!\d)({_ANY.year})(?!\d)"),
-    "ordinal": re.compile(
-        rf"\b(\d{{1,3}})(?:st|nd|rd|th)\b|\b({'|'.join(_ANY.ordinal_words)})\b"
-        r"|\b(?:season|series|edition)\s+(\d{1,3})\b|第\s*([0-9一二三四五六七八九十百两]{1,5})\s*[届次季部期任代]",
-        re.IGNORECASE,
-    ),
-}
+_EDITION = _ANY.edition
 _ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"两": 2, "〇": 0}
 
 
@@ -200,11 +183,7 @@ def _add_date(
 
 
 # parts of a date or a clock time are not amounts: "Oct 23, 2019, 6:30 p.m." states no number 23 or 6
-_NOT_AMOUNTS = [
-    *_EN_DATES[:4],
-    re.compile(rf"\b{_ANY.day},\s+{_ANY.year}\b"),
-    re.compile(r"\b\d{1,2}:\d{2}\b"),
-]
+_NOT_AMOUNTS = [*_EN_DATES[:4], *_ANY.not_amounts]
 
 
 def _numbers(text: str) -> dict[str, tuple[float, str]]:
@@ -251,11 +230,11 @@ def _name_words(words: list[str]) -> list[str]:
 
 
 def _names(sentence: str, kind: str) -> dict[str, tuple[float, str]]:
-    out = [t for t in _ANY.title.findall(sentence)] if kind == "name" else []
+    out = titles(sentence, 40) if kind == "name" else []
     # a sentence's first word is capitalised whatever it is ("View maps ...", "Results of ..."), so
     # alone it is not taken for a name
     first = _EN.first.search(sentence)
-    for m in _ANY.capitalised.finditer(sentence):
+    for m in name_matches(sentence, _NAME_SHAPE):
         words = _name_words(m.group(0).split())
         if len(words) == 1 and first and m.start() == first.start() and m.group(0).split()[0] == words[0]:
             continue

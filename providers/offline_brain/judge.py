@@ -10,9 +10,8 @@ passages is judged on meaning instead of failing on zero word overlap.
 
 from __future__ import annotations
 
-import re
-
 from core.chunks import ScoredChunk
+from core.names import NameShape, title_matches
 from core.schemas import (
     RELEVANCE_THRESHOLD,
     ChunkJudgement,
@@ -24,13 +23,13 @@ from core.schemas import (
 from core.text import detect_language, split_sentences
 from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.features import on_question
+from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.meaning import Meaning
 from providers.offline_brain.profile import QuestionProfile, as_profile
 from providers.offline_brain.weights import BrainParams, params
 from providers.offline_brain.words import missing_words
 
-_MULTIWORD_NAME = re.compile(r"\b[A-Z][a-z]+(?: (?:of |de |da |von |van |the )?[A-Z][a-z]+)+\b")
-_TITLE = re.compile(r"《[^》]{1,40}》")
+_NAME_SHAPE = NameShape.from_dict(lexicon().entry("judge.name_shape", "en")["table"])
 
 
 def retrieval_score(chunk: ScoredChunk) -> float:
@@ -209,7 +208,7 @@ def pointed_to(question: str, chunks: list[ScoredChunk]) -> list[str]:
     names: list[str] = []
     for chunk in chunks:
         text = chunk.chunk.text[:600]
-        found = _MULTIWORD_NAME.findall(text) + _TITLE.findall(text)
+        found = names(text, _NAME_SHAPE) + [m.group(0) for m in title_matches(text, 40)]
         for name in found:
             if name.lower() not in asked and name.lower() != chunk.chunk.title.lower():
                 names.append(name)

@@ -51,21 +51,34 @@ class Lexicon:
         except KeyError:
             raise KeyError(f"no entry {use!r} in {DATA / (language + '.json')}") from None
 
+    def _compiled(self, entry: dict) -> re.Pattern[str]:
+        """A stored regex; ``"fill": {"month": "facts.month"}`` puts other entries (a fragment, or words
+        joined by ``|``) where the pattern says ``%(month)s``, so a shared piece is written once."""
+        pattern = entry["regex"]
+        if "fill" in entry:
+            pieces = {name: self.entry(use, "any") for name, use in entry["fill"].items()}
+            pattern %= {
+                k: e["fragment"] if "fragment" in e else "|".join(e["words"]) for k, e in pieces.items()
+            }
+        return re.compile(
+            pattern, reduce(lambda acc, name: acc | getattr(re, name), entry.get("flags", []), 0)
+        )
+
     def tables(self, module: str) -> tuple[Tables, Tables, Tables]:
         """``module``'s tables in zh, en and any (``_ZH, _EN, _ANY = lexicon().tables("decompose")``)."""
         return Tables(self, module, "zh"), Tables(self, module, "en"), Tables(self, module, "any")
 
     def regex(self, use: str, language: str = "any") -> re.Pattern[str]:
         """The regex stored verbatim under ``use`` (``{"regex": ..., "flags": ["IGNORECASE"]}``)."""
-        return _compiled(self.entry(use, language))
+        return self._compiled(self.entry(use, language))
 
     def regexes(self, use: str, language: str = "any") -> list[re.Pattern[str]]:
         """The ordered regexes stored under ``use`` (``{"regexes": [{"regex": ...}, ...]}``)."""
-        return [_compiled(item) for item in self.entry(use, language)["regexes"]]
+        return [self._compiled(item) for item in self.entry(use, language)["regexes"]]
 
     def regex_table(self, use: str, language: str = "any") -> dict[str, re.Pattern[str]]:
         """Named regexes in their stored order (``{"regex_table": {"percent": {"regex": ...}, ...}}``)."""
-        return {name: _compiled(item) for name, item in self.entry(use, language)["regex_table"].items()}
+        return {name: self._compiled(item) for name, item in self.entry(use, language)["regex_table"].items()}
 
     def fragment(self, use: str, language: str = "any") -> str:
         """A regex fragment other patterns are built from (``{"fragment": "(?:Jan(?:uary)?|...)"}``)."""
@@ -96,11 +109,6 @@ class Lexicon:
                 raise KeyError(f"no word list named {use!r} in {DATA}")
             self._patterns[use] = re.compile("|".join(parts), re.IGNORECASE)
         return self._patterns[use]
-
-
-def _compiled(entry: dict) -> re.Pattern[str]:
-    flags = reduce(lambda acc, name: acc | getattr(re, name), entry.get("flags", []), 0)
-    return re.compile(entry["regex"], flags)
 
 
 class Tables:
