@@ -21,8 +21,7 @@ from providers.offline_brain.facts import compatible
 from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.weights import AgreementParams, params
 
-_LEX = lexicon()
-_ZH, _EN, _ANY = _LEX.tables("agreement")
+_ZH, _EN, _ANY = lexicon().tables("agreement")
 
 
 Row = tuple[int, int, str]  # passage index, position in the passage, sentence

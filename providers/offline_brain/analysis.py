@@ -109,7 +109,7 @@ def classify_type(question: str) -> tuple[QueryType, list[str]]:
 
 # ---- entities and identifiers -------------------------------------------------------------------
 
-_SENTENCE_START_WORDS = _ANY.question_words | frozenset(_LEX.words("analysis.sentence_start_words", "any"))
+_SENTENCE_START_WORDS = _ANY.question_words | _ANY.sentence_start_words
 
 
 def quoted_phrases(question: str) -> list[str]:
@@ -173,7 +173,7 @@ def extract_entities(question: str) -> list[str]:
 
 # ---- key terms (shared with judge / extractive) --------------------------------------------------
 
-QUESTION_FILLER = frozenset([*_LEX.words("analysis.question_filler", "any"), *ZH_COMPARE_CUES])
+QUESTION_FILLER = frozenset([*_ANY.question_filler, *ZH_COMPARE_CUES])
 
 
 def key_terms(text: str) -> list[str]:

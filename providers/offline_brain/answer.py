@@ -35,15 +35,14 @@ from providers.offline_brain.profile import QuestionProfile, as_profile
 from providers.offline_brain.weights import BrainParams, Selection, params
 from providers.offline_brain.words import missing_words
 
-_LEX = lexicon()
-_ZH, _EN, _ANY = _LEX.tables("answer")
+_ZH, _EN, _ANY = lexicon().tables("answer")
 
 
 FACT_KINDS = f.FACT_KINDS
 _LANGUAGE_NAME = {("zh", "en"): "英文", ("en", "zh"): "Chinese"}
 # What the writer adds around copied sentences; verification strips or skips these (no claim in them).
-LEAD_RE = _LEX.regex("answer.lead_re")
-NOT_A_CLAIM_RE = _LEX.regex("answer.not_a_claim_re")
+LEAD_RE = _ANY.lead_re
+NOT_A_CLAIM_RE = _ANY.not_a_claim_re
 
 
 # ---- what is not an answer sentence ---------------------------------------------------------------

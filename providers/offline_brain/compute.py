@@ -22,8 +22,7 @@ from tools import ToolError, ToolResult, run_tool
 from tools.dates import find_dates
 from tools.units import known_units
 
-_LEX = lexicon()
-_ZH, _EN, _ANY = _LEX.tables("compute")
+_ZH, _EN, _ANY = lexicon().tables("compute")
 
 
 # span: years of a range one sentence states (a Chinese duration question, compute_values.py)

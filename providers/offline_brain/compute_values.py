@@ -21,14 +21,13 @@ from tools.calculator import format_number
 from tools.dates import FoundDate, find_dates
 from tools.units import known_units
 
-_LEX = lexicon()
-_ZH, _EN, _ANY = _LEX.tables("compute_values")
+_ZH, _EN, _ANY = lexicon().tables("compute_values")
 
 
 ValueKind = Literal["difference", "sum", "ratio", "percent", "average"]
 
 # Cues, most specific first (a percentage question may also say "of the total").
-_CUES: list[tuple[ValueKind, re.Pattern[str]]] = list(_LEX.regex_table("compute_values.cues").items())
+_CUES: list[tuple[ValueKind, re.Pattern[str]]] = list(_ANY.cues.items())
 # Questions that name a thing ("which region's rainfall is 100 mm more") or list values per item
 # ("the average for each of ..."): the answer is a name or a list, not one computed number.
 # A duration asked in Chinese without 后/前 ("担任校长多少年", "工作了几年"); 几年级 is a school grade.

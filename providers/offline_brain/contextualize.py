@@ -20,8 +20,7 @@ from providers.offline_brain.decompose import segment, topic_of, zh_list
 from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.words import content_words, pos_tags
 
-_LEX = lexicon()
-_ZH, _EN, _ANY = _LEX.tables("contextualize")
+_ZH, _EN, _ANY = lexicon().tables("contextualize")
 _NAME_SHAPE = NameShape.from_dict(_EN.name_shape)
 
 # ---- referring words ------------------------------------------------------------------------------
@@ -79,9 +78,7 @@ def _en_subject(question: str) -> str:
     kept: list[str] = []
     for word in words:
         bare = word.lower().strip(",;:")
-        if kept and (
-            bare in _EN.verbs or bare in ("for", "to", "in", "on", "with", "by", "from", "when", "if")
-        ):
+        if kept and (bare in _EN.verbs or bare in _EN.ends_subject):
             break
         kept.append(word.strip(",;:"))
     return " ".join(kept[:6]) or q
@@ -106,7 +103,7 @@ def _person(text: str) -> str:
     if latin:
         return latin[0]
     for word, flag in _pos(text):
-        if flag in ("nr", "nrfg", "nrt") and len(word) >= 2:
+        if flag in _ZH.person_tags and len(word) >= 2:
             return word
     return ""
 
@@ -187,14 +184,12 @@ def _zh_referring(question: str) -> tuple[int, int, str] | None:
             return at, at + len(token), "person"
         if token in _ZH.thing:
             return at, at + len(token), "thing"
-        modal = token == "该" and "".join(tokens[i + 1 : i + 2]).startswith(
-            ("怎", "如何", "不", "是", "要", "会", "能", "有", "多")
-        )
+        modal = token == "该" and "".join(tokens[i + 1 : i + 2]).startswith(_ZH.modal_after_gai)
         if token in _ZH.demonstrative and not modal and (token not in ("那", "这") or i + 1 < len(tokens)):
             if token in ("这两个", "这几个"):
                 return at, at + len(token), "pair"
             # "那个让检索变慢的东西": a relative clause describes the thing, it does not refer back
-            if token in ("那个", "这个", "那种", "这种") and _describes(tokens[i + 1 : i + 8]):
+            if token in _ZH.describable and _describes(tokens[i + 1 : i + 8]):
                 return None  # "那个让检索变慢的东西": a description, not a reference
             return at, at + len(token), "demonstrative"
         at += len(token)
@@ -223,7 +218,7 @@ def _en_referring(question: str) -> re.Match[str] | None:
         before = question[: match.start()].split()
         if word == "that" and before and before[-1].lower() not in _ANY.takes_a_pronoun:
             continue  # "the film that was shot ...": a relative clause, not a reference
-        if word in ("this", "that", "these", "those"):
+        if word in _EN.demonstratives:
             nxt = question[match.end() :].lstrip()
             # "this setting" names its noun; keep it only when the noun is generic ("this one")
             if nxt[:1].isalpha() and not _EN.en_referring_2.match(nxt):
@@ -334,7 +329,7 @@ def _zh_resolve(question: str, conversation: _Conversation) -> str:
     if found is None:
         topic = conversation.thing()
         stripped = _ZH.zh_resolve.sub("", q).strip("，, ")
-        if stripped.endswith(("呢", "呢？", "呢?")):
+        if stripped.endswith(_ZH.what_about_endings):
             return _join(_head(topic), "的", stripped)
         return q
     start, end, kind = found
@@ -362,8 +357,8 @@ def _zh_resolve(question: str, conversation: _Conversation) -> str:
         if noun and len(noun) >= 2 and noun in conversation.last_question and noun not in referent:
             return _join(q[:start], f"{referent}的", after)  # 那个性能问题 -> HNSW 索引的性能问题
         # "这个机制" -> "增量导入的机制"; "这个能关掉吗" -> "X 能关掉吗"
-        names_noun = len(noun) >= 2 and not after.startswith(("的", "能", "会", "可以", "是", "需要"))
-        if word in ("其", "该", "此") or names_noun:
+        names_noun = len(noun) >= 2 and not after.startswith(_ZH.not_a_noun_after)
+        if word in _ZH.bare_referring or names_noun:
             return _join(q[:start], f"{referent}的", after)
     return _join(q[:start], referent, after)
 

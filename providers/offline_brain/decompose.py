@@ -18,13 +18,12 @@ from functools import lru_cache
 from core.text import contains_cjk, jieba
 from providers.offline_brain.lexicon import lexicon
 
-_LEX = lexicon()
-_ZH, _EN, _ANY = _LEX.tables("decompose")
+_ZH, _EN, _ANY = lexicon().tables("decompose")
 _LIFE_VERBS, _DESCRIBED_HEAD = "|".join(_EN.life_verbs), "|".join(_ZH.described_head)
 
 # ---- cue lexicon shared with the analyser ---------------------------------------------------------
 
-ZH_COMPARE_CUES = tuple(_LEX.words("decompose.compare_cues", "zh"))
+ZH_COMPARE_CUES = _ZH.compare_cues
 
 
 def is_comparative(question: str) -> bool:
@@ -126,7 +125,7 @@ def _zh_comparison(question: str) -> list[str]:
 
 def _zh_enumeration(question: str) -> list[str]:
     """ "A、B 和 C 的 X" → one query per item; needs 、 or 以及 so that plain "A 和 B" names stay whole."""
-    if not any(mark in question for mark in ("、", "以及", "分别", "各自")):
+    if not any(mark in question for mark in _ZH.enumeration_marks):
         return []
     found = zh_list(_strip_end(question))
     if not found:
@@ -376,7 +375,7 @@ def _zh_bridge(question: str) -> list[str]:
     )
     if verbal and not _ZH.identity_only.match(verbal.group("rest").strip()):
         first = verbal.group("first")
-        if segment(first)[0] not in ("什么", "哪", "哪个", "哪些", "这", "那"):
+        if segment(first)[0] not in _ZH.not_a_described_head:
             return [first, f"<{first}>{verbal.group('rest')}"]
     return []
 

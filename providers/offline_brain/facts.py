@@ -20,8 +20,7 @@ from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.weights import params
 from providers.offline_brain.words import pos_tags
 
-_LEX = lexicon()
-_ZH, _EN, _ANY = _LEX.tables("facts")
+_ZH, _EN, _ANY = lexicon().tables("facts")
 _NAME_SHAPE = NameShape.from_dict(_EN.name_shape)
 
 MONTH_WORD = _ANY.month  # a month as English writes it (for telling how a date is written)
@@ -224,7 +223,7 @@ def _name_words(words: list[str]) -> list[str]:
 
     while words and dropped(words[0]):
         words = words[1:]
-    while words and (words[-1].lower() in ("of", "the", "and") or any(c.isdigit() for c in words[-1])):
+    while words and (words[-1].lower() in _EN.not_name_endings or any(c.isdigit() for c in words[-1])):
         words = words[:-1]
     return words
 

@@ -17,8 +17,7 @@ from providers.offline_brain.facts import other_edition as _other_edition
 from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.profile import QuestionProfile
 
-_LEX = lexicon()
-_ZH, _EN, _ANY = _LEX.tables("features")
+_ZH, _EN, _ANY = lexicon().tables("features")
 
 
 FACT_KINDS = frozenset({"number", "date", "name", "place"})  # kinds whose facts can be read off a sentence

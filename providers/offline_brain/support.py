@@ -21,8 +21,7 @@ from providers.offline_brain.meaning import Meaning
 from providers.offline_brain.weights import params
 from tools.shown import operands, recomputes, strip_lead
 
-_LEX = lexicon()
-_ZH, _EN, _ANY = _LEX.tables("support")
+_ZH, _EN, _ANY = lexicon().tables("support")
 
 
 def _fold(text: str) -> str:

@@ -14,8 +14,7 @@ from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.decompose import segment
 from providers.offline_brain.lexicon import lexicon
 
-_LEX = lexicon()
-_ZH, _EN, _ANY = _LEX.tables("words")
+_ZH, _EN, _ANY = lexicon().tables("words")
 
 
 def content_words(text: str) -> list[str]:
