@@ -2,7 +2,7 @@
 
 Every role that reads a name off English text (the analyser's entities, the follow-up resolver's
 antecedents, the judge's pointers, the writer's name facts, the bridge hop's next entity, the entity
-graph) uses ``names``; every role that reads a 《title》 uses ``titles``. Roles differ in what they accept
+graph) uses ``find_names``; every role that reads a 《title》 uses ``find_titles``. Roles differ in what they accept
 as a name, and those differences are a ``NameShape`` (data the role passes), not a regex of its own:
 which capitalised word, which lower-case particles may join two words ("Leonardo da Vinci", "Bank of
 England"), whether several may stand in a row ("Ludwig van der Rohe"), whether one word alone counts.
@@ -54,7 +54,7 @@ def name_matches(text: str, shape: NameShape) -> Iterator[re.Match[str]]:
     return _compiled(shape).finditer(text)
 
 
-def names(text: str, shape: NameShape) -> list[str]:
+def find_names(text: str, shape: NameShape) -> list[str]:
     """The capitalised names of ``shape`` in ``text``, in order."""
     return [m.group(0) for m in name_matches(text, shape)]
 
@@ -72,6 +72,6 @@ def title_matches(text: str, limit: int | None = 40, marks: str = "《》") -> I
     return _title_re(limit, marks).finditer(text)
 
 
-def titles(text: str, limit: int | None = 40, marks: str = "《》") -> list[str]:
+def find_titles(text: str, limit: int | None = 40, marks: str = "《》") -> list[str]:
     """The titles in ``text`` without their marks (《三体》 → 三体), in order."""
     return [next(g for g in m.groups() if g) for m in title_matches(text, limit, marks)]

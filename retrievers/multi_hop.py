@@ -10,7 +10,7 @@ import re
 import unicodedata
 
 from core.chunks import Filters, ScoredChunk
-from core.names import NameShape, name_matches, titles
+from core.names import NameShape, find_titles, name_matches
 from core.tokenize import fold_word
 from retrievers.base import Retriever
 from retrievers.fusion import reciprocal_rank_fusion
@@ -250,7 +250,7 @@ def fuse_hops(
 def _names(text: str) -> list[tuple[str, str]]:
     names = [_ARTICLE_RE.sub("", m.group().strip()) for m in name_matches(text[:600], _NAME_SHAPE)]
     names = [n for n in names if " " in n]  # single capitalised words are mostly sentence starts
-    names += titles(text[:600], 30, "《》「」“”")
+    names += find_titles(text[:600], 30, "《》「」“”")
     return [(name, name) for name in names[:6]]
 
 

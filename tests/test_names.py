@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from core.names import NameShape, name_matches, names, title_matches, titles
+from core.names import NameShape, find_names, find_titles, name_matches, title_matches
 from providers.offline_brain.lexicon import lexicon
 
 
@@ -16,37 +16,37 @@ def shape(role: str) -> NameShape:
 
 class TestTitles:
     def test_a_title_without_its_marks_zh_and_en(self):
-        assert titles("他写了《三体》和《球状闪电》。") == ["三体", "球状闪电"]
-        assert titles("The novel 《The Three-Body Problem》 won the Hugo.") == ["The Three-Body Problem"]
+        assert find_titles("他写了《三体》和《球状闪电》。") == ["三体", "球状闪电"]
+        assert find_titles("The novel 《The Three-Body Problem》 won the Hugo.") == ["The Three-Body Problem"]
 
     def test_the_limit_is_the_longest_title_read(self):
         long = "《" + "长" * 41 + "》"
-        assert titles(long, 40) == []
-        assert titles(long, 80) == ["长" * 41]
+        assert find_titles(long, 40) == []
+        assert find_titles(long, 80) == ["长" * 41]
         assert [m.group(0) for m in title_matches(long, None)] == [long]
 
     def test_other_marks_when_asked(self):
         text = "「浮士德」与“Hello Love”以及《红楼梦》"
-        assert titles(text, 30, "《》「」“”") == ["浮士德", "Hello Love", "红楼梦"]
-        assert titles(text) == ["红楼梦"]
+        assert find_titles(text, 30, "《》「」“”") == ["浮士德", "Hello Love", "红楼梦"]
+        assert find_titles(text) == ["红楼梦"]
 
 
 class TestNameShapes:
     def test_particles_join_a_name_zh_text_has_none(self):
         analysis = shape("analysis")
         question = "Who painted for Leonardo da Vinci and the Bank of England?"
-        assert names(question, analysis) == ["Leonardo da Vinci", "Bank of England"]
-        assert names("达芬奇画了什么？", analysis) == []
+        assert find_names(question, analysis) == ["Leonardo da Vinci", "Bank of England"]
+        assert find_names("达芬奇画了什么？", analysis) == []
 
     def test_two_or_more_words_unless_one_counts(self):
-        assert names("Ask about Paris.", shape("judge")) == []
-        assert names("Ask about Paris.", shape("facts")) == ["Ask", "Paris"]
-        assert names("It was Paris.", shape("facts")) == ["It", "Paris"]
+        assert find_names("Ask about Paris.", shape("judge")) == []
+        assert find_names("Ask about Paris.", shape("facts")) == ["Ask", "Paris"]
+        assert find_names("It was Paris.", shape("facts")) == ["It", "Paris"]
 
     def test_a_run_of_particles_only_where_the_role_allows_it(self):
         text = "Ludwig van der Rohe built it."
-        assert names(text, shape("facts")) == ["Ludwig van der Rohe"]
-        assert names(text, shape("judge")) == []
+        assert find_names(text, shape("facts")) == ["Ludwig van der Rohe"]
+        assert find_names(text, shape("judge")) == []
 
     def test_each_shape_reads_as_its_old_regex_did(self):
         """The shapes replaced six regexes; on these cases each matches exactly as its regex did."""

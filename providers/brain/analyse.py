@@ -10,7 +10,7 @@ from core.schemas import Complexity, QueryAnalysis, QueryType, StrategyName
 from core.text import detect_language
 from providers import prompts
 from providers.brain.chat import Chat, messages, norm
-from providers.offline_brain.analysis import analyze_question
+from providers.offline_brain.profile import analyze
 
 # Bounds of the analysis reply's JSON schema (maxItems / maxLength): a grammar-constrained server cannot
 # loop on sub-queries, and a reply that breaks them is invalid for any server.
@@ -38,10 +38,11 @@ class AnalysisReply(BaseModel):
 
 
 class OfflineAnalyser:
-    """Deterministic zh/en rules (providers/offline_brain/analysis.py)."""
+    """Deterministic zh/en rules (providers/offline_brain/analysis.py); the analysis carries the
+    question's profile (providers/offline_brain/profile.py) for the offline judge and writer."""
 
     def __call__(self, question: str) -> QueryAnalysis:
-        return analyze_question(question)
+        return analyze(question)
 
 
 class LLMAnalyser:

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from core.global_intent import global_score, is_global
-from core.names import NameShape, name_matches, titles
+from core.names import NameShape, find_titles, name_matches
 from core.schemas import Complexity, QueryAnalysis, QueryType, StrategyName
 from core.text import CJK_RE, contains_cjk, detect_language
 from core.tokenize import identifiers_in, tokenize
@@ -150,7 +150,7 @@ def _zh_entities(question: str) -> list[str]:
 
 def extract_entities(question: str) -> list[str]:
     """Quoted strings, CamelCase/ALLCAPS names, capitalised multiword names and Chinese list items."""
-    entities: list[str] = quoted_phrases(question) + titles(question, 80)
+    entities: list[str] = quoted_phrases(question) + find_titles(question, 80)
     entities += [t for t in identifiers_in(question) if not re.fullmatch(r"\d+", t)]
     if contains_cjk(question):
         entities += _zh_entities(question)

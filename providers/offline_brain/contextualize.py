@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from core.chunks import ScoredChunk
-from core.names import NameShape, name_matches, names, title_matches
+from core.names import NameShape, find_names, name_matches, title_matches
 from core.text import contains_cjk
 from providers.offline_brain.analysis import extract_entities, key_terms
 from providers.offline_brain.decompose import segment, topic_of, zh_list
@@ -99,7 +99,7 @@ def _latin_led(question: str) -> bool:
 
 def _person(text: str) -> str:
     """A person named in the text: a capitalised Latin name, or a Chinese name jieba tags as one."""
-    latin = names(text, _NAME_SHAPE)
+    latin = find_names(text, _NAME_SHAPE)
     if latin:
         return latin[0]
     for word, flag in _pos(text):

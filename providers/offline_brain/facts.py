@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from core.names import NameShape, name_matches, titles
+from core.names import NameShape, find_titles, name_matches
 from core.text import contains_cjk, to_simplified
 from core.tokenize import EN_STOPWORDS
 from providers.offline_brain.lexicon import lexicon
@@ -229,7 +229,7 @@ def _name_words(words: list[str]) -> list[str]:
 
 
 def _names(sentence: str, kind: str) -> dict[str, tuple[float, str]]:
-    out = titles(sentence, 40) if kind == "name" else []
+    out = find_titles(sentence, 40) if kind == "name" else []
     # a sentence's first word is capitalised whatever it is ("View maps ...", "Results of ..."), so
     # alone it is not taken for a name
     first = _EN.first.search(sentence)

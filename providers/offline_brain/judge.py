@@ -11,7 +11,7 @@ passages is judged on meaning instead of failing on zero word overlap.
 from __future__ import annotations
 
 from core.chunks import ScoredChunk
-from core.names import NameShape, title_matches
+from core.names import NameShape, find_names, title_matches
 from core.schemas import (
     RELEVANCE_THRESHOLD,
     ChunkJudgement,
@@ -25,7 +25,7 @@ from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.features import on_question
 from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.meaning import Meaning
-from providers.offline_brain.profile import QuestionProfile, as_profile
+from providers.offline_brain.profile import QuestionProfile, as_profile, profile_for
 from providers.offline_brain.weights import BrainParams, params
 from providers.offline_brain.words import missing_words
 
@@ -94,7 +94,7 @@ def evaluate(
     """Judge the chunks; sufficient when the best chunks match the question (by its terms or by
     meaning) and every sub-query is matched too. ``threshold`` is the key-term coverage that counts
     as a lexical match; relevance is ``weights.judge.relevance`` over the rank signal and the match."""
-    profile, judge = as_profile(question), (weights or params()).judge
+    profile, judge = profile_for(question, analysis), (weights or params()).judge
     question, terms, semantic_match = profile.text, profile.terms, judge.semantic_match
     if not chunks:
         return RetrievalEvaluation(
@@ -208,7 +208,7 @@ def pointed_to(question: str, chunks: list[ScoredChunk]) -> list[str]:
     names: list[str] = []
     for chunk in chunks:
         text = chunk.chunk.text[:600]
-        found = names(text, _NAME_SHAPE) + [m.group(0) for m in title_matches(text, 40)]
+        found = find_names(text, _NAME_SHAPE) + [m.group(0) for m in title_matches(text, 40)]
         for name in found:
             if name.lower() not in asked and name.lower() != chunk.chunk.title.lower():
                 names.append(name)
