@@ -6,7 +6,9 @@ Usage (``AGENTIC_RAG_DATA_DIR`` naming the folder of the shared sets, e.g. /work
 
 ``dump`` runs every offline role on inputs that do not depend on the code under test, and writes what
 each produced:
-- the writer (``extractive_answer``) and the judge (``evaluate``) on saved passages: a harness run's
+- the writer (``extractive_answer``) and the judge (``evaluate``) on saved passages, once given the
+  question's text and once given the analysis the graph hands them (``*_via_analysis``: the analysis
+  carries the question's profile, read instead of the text; a baseline without it reads the text): a harness run's
   contexts (``--runs DIR``: ``base_<set>_lexical/per_query_agentic.jsonl`` for RGB zh/en, CMRC, DRCD),
   the dev-slice cache of ``bench/answer_params.py`` (``--cache DIR``) and the frozen labelled sets
   (``tests/data/news_*.jsonl``, ``answer_*.jsonl``);
@@ -93,8 +95,19 @@ def dump(out: Path, runs: Path, cache: Path) -> dict[str, int]:
     from providers.offline_brain.meaning import Meaning
     from retrievers.factory import embedder_for
 
+    try:  # the analysis carrying the question's profile (issue 20); before it, the roles read the text
+        from providers.offline_brain.profile import analyze, profile_for
+    except ImportError:  # pragma: no cover - baseline code
+
+        def analyze(question: str):
+            return analyze_question(question)
+
+        def profile_for(question: str, analysis: object) -> str:
+            return question
+
     meaning = Meaning(embedder_for(load_settings()))
-    result: dict[str, dict[str, object]] = {"writer": {}, "judge": {}, "analysis": {}, "followups": {}}
+    parts = ("writer", "writer_via_analysis", "judge", "judge_via_analysis", "analysis", "followups")
+    result: dict[str, dict[str, object]] = {part: {} for part in parts}
     questions: list[str] = []
     for name, rows in _rows(runs, cache).items():
         for i, row in enumerate(rows):
@@ -102,15 +115,22 @@ def dump(out: Path, runs: Path, cache: Path) -> dict[str, int]:
             questions.append(question)
             passages = [Passage.model_validate(p) for p in row["passages"]]
             result["writer"][key] = writer.extractive_answer(question, passages, meaning=meaning).answer
-            analysis = analyze_question(question)
-            verdict = judge.evaluate(question, analysis, _chunks(row["passages"]), [], meaning=meaning)
+            chunks = _chunks(row["passages"])
+            verdict = judge.evaluate(question, analyze_question(question), chunks, [], meaning=meaning)
             result["judge"][key] = verdict.model_dump(mode="json")
+            analysis = analyze(question)  # what the graph's judge and writer receive
+            read = profile_for(question, analysis)
+            result["writer_via_analysis"][key] = writer.extractive_answer(
+                read, passages, meaning=meaning
+            ).answer
+            verdict = judge.evaluate(question, analysis, chunks, [], meaning=meaning)
+            result["judge_via_analysis"][key] = verdict.model_dump(mode="json")
     for name in QUESTION_SETS:
         path = ROOT / "tests" / "data" / f"{name}.jsonl"
         if path.exists():
             questions.extend(_questions(path))
     for question in dict.fromkeys(questions):
-        reading = analyze_question(question).model_dump(mode="json")
+        reading = analyze_question(question).model_dump(mode="json", exclude={"profile"})
         reading["kinds"], reading["defined"] = sorted(wanted(question)), defined_term(question)
         result["analysis"][question] = reading
     followups = ROOT / "tests" / "data" / "followups.jsonl"
