@@ -23,6 +23,7 @@ from providers.offline_brain.decompose import (
     zh_list,
 )
 from providers.offline_brain.lexicon import lexicon
+from providers.offline_brain.weights import params
 
 _LEX = lexicon()
 _ZH, _EN, _ANY = _LEX.tables("analysis")
@@ -53,7 +54,7 @@ def _cue(item: dict) -> Cue:
     if "use" in item:  # a list decompose shares: its words (zh) or its regex (en)
         entry = _LEX.entry(item["use"], item["language"])
         if "words" not in entry:
-            return Cue(_LEX.regex(item["use"], item["language"]), item["weight"])
+            return Cue(_LEX.regex(entry), item["weight"])
         words = entry["words"]
     return _zh(*words, weight=item["weight"]) if words else _en(*phrases, weight=item["weight"])
 
@@ -145,12 +146,14 @@ def _zh_entities(question: str) -> list[str]:
     found = zh_list(question.strip().rstrip("？?。"))
     if not found:
         return []
-    return [item for item in found[1] if 1 < len(item) <= 20]
+    return [item for item in found[1] if 1 < len(item) <= params().limits.analysis["entity_chars"]]
 
 
 def extract_entities(question: str) -> list[str]:
     """Quoted strings, CamelCase/ALLCAPS names, capitalised multiword names and Chinese list items."""
-    entities: list[str] = quoted_phrases(question) + find_titles(question, 80)
+    entities: list[str] = quoted_phrases(question) + find_titles(
+        question, params().limits.analysis["title_chars"]
+    )
     entities += [t for t in identifiers_in(question) if not re.fullmatch(r"\d+", t)]
     if contains_cjk(question):
         entities += _zh_entities(question)
@@ -212,10 +215,16 @@ def estimate_complexity(question: str, sub_queries: list[str], entities: list[st
     """simple: one ask; moderate: two asks, several entities or qualifiers; complex: three or more asks."""
     n_sub = len(sub_queries)
     clauses = len(_ANY.clause_marks.findall(question))
-    length = _length(question)
-    if n_sub >= 3 or (n_sub >= 2 and (length > 25 or clauses >= 3)) or clauses >= 4:
+    length, lim = _length(question), params().limits.analysis
+    long = length > lim["long_words"] or clauses >= lim["many_clauses"]
+    if n_sub >= lim["many_parts"] or (n_sub >= 2 and long) or clauses >= lim["most_clauses"]:
         return "complex"
-    if n_sub == 2 or len(entities) >= 3 or length > 14 or clauses >= 2:
+    if (
+        n_sub == 2
+        or len(entities) >= lim["some_entities"]
+        or length > lim["some_words"]
+        or clauses >= lim["some_clauses"]
+    ):
         return "moderate"
     return "simple"
 

@@ -57,11 +57,11 @@ def is_prose(sentence: str) -> bool:
         return False
     if _SHELL.match(text) or text.startswith(("    ", "\t")):
         return False
-    body = _ANY.list_mark.sub("", text)
-    if len(_ANY.code_chars.findall(body)) > max(3, len(body) // 12):
+    body, lim = _ANY.list_mark.sub("", text), params().limits.answer
+    if len(_ANY.code_chars.findall(body)) > max(lim["code_chars"], len(body) // lim["chars_per_code_char"]):
         return False
     ends = bool(re.search(r"[。！？；.!?;:：][)）\]」”\"']?\s*$", body))
-    short = len(body) < 12 if contains_cjk(body) else len(body.split()) < 5
+    short = len(body) < lim["short_chars"] if contains_cjk(body) else len(body.split()) < lim["short_words"]
     return ends or not short
 
 

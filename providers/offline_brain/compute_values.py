@@ -16,6 +16,7 @@ from core.schemas import Passage
 from core.text import split_sentences
 from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.lexicon import lexicon
+from providers.offline_brain.weights import params
 from tools import ToolError, ToolResult, run_tool
 from tools.calculator import format_number
 from tools.dates import FoundDate, find_dates
@@ -68,7 +69,7 @@ def quantities(sentence: str) -> list[Quantity]:
         if any(d.start <= match.start() < d.end for d in dated):
             continue
         number = float(match.group("number").replace(",", ""))
-        after = sentence[match.end() : match.end() + 12]
+        after = sentence[match.end() : match.end() + params().limits.compute_values["unit_chars"]]
         if (
             number.is_integer()
             and "," not in match.group("number")  # 1,200 is a count, 1200 may be a year
@@ -89,7 +90,8 @@ def _states(kind: ValueKind, sentence: str) -> bool:
 
 def _measures(question: str, sentence: str, quantity: Quantity) -> bool:
     """Whether the words right after a value name something the question asks about ("16 gold medals")."""
-    after = sentence[quantity.start + len(quantity.text) : quantity.start + len(quantity.text) + 16]
+    start = quantity.start + len(quantity.text)
+    after = sentence[start : start + params().limits.compute_values["measure_chars"]]
     return bool(match_terms(after) & match_terms(question))
 
 

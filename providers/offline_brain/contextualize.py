@@ -18,6 +18,7 @@ from core.text import contains_cjk
 from providers.offline_brain.analysis import extract_entities, key_terms
 from providers.offline_brain.decompose import segment, topic_of, zh_list
 from providers.offline_brain.lexicon import lexicon
+from providers.offline_brain.weights import params
 from providers.offline_brain.words import content_words, pos_tags
 
 _ZH, _EN, _ANY = lexicon().tables("contextualize")
@@ -42,7 +43,9 @@ def _pos(text: str) -> list[tuple[str, str]]:
 def _zh_subject(question: str) -> str:
     """The noun phrase a Chinese question is about: its topic cut before the first verb after a noun."""
     tokens = list(segment(question))
-    if "时" in tokens[:6]:  # "文档切分时块大小…": the subject follows the time clause
+    if (
+        "时" in tokens[: params().limits.contextualize["time_clause_tokens"]]
+    ):  # "文档切分时块大小…": the subject follows the time clause
         question = "".join(tokens[tokens.index("时") + 1 :])
     topic = topic_of(question)
     pairs = _pos(topic)
@@ -81,7 +84,7 @@ def _en_subject(question: str) -> str:
         if kept and (bare in _EN.verbs or bare in _EN.ends_subject):
             break
         kept.append(word.strip(",;:"))
-    return " ".join(kept[:6]) or q
+    return " ".join(kept[: params().limits.contextualize["subject_words"]]) or q
 
 
 def _subject(question: str) -> str:
@@ -109,7 +112,7 @@ def _person(text: str) -> str:
 
 
 def _title(text: str) -> str:
-    found = next(title_matches(text, 40), None)
+    found = next(title_matches(text, params().limits.contextualize["title_chars"]), None)
     return found.group(0) if found else ""
 
 
@@ -189,7 +192,9 @@ def _zh_referring(question: str) -> tuple[int, int, str] | None:
             if token in ("这两个", "这几个"):
                 return at, at + len(token), "pair"
             # "那个让检索变慢的东西": a relative clause describes the thing, it does not refer back
-            if token in _ZH.describable and _describes(tokens[i + 1 : i + 8]):
+            if token in _ZH.describable and _describes(
+                tokens[i + 1 : i + 1 + params().limits.contextualize["description_tokens"]]
+            ):
                 return None  # "那个让检索变慢的东西": a description, not a reference
             return at, at + len(token), "demonstrative"
         at += len(token)
@@ -239,7 +244,12 @@ def names_its_own_context(question: str) -> bool:
     """A long question, or one naming a person, title or identifier, carries its own antecedent
     ("Scott Buchholz ... he previously served as ...")."""
     q = question.strip()
-    long = len(_EN.names_its_own_context.findall(q)) > 20 if contains_cjk(q) else len(q.split()) > 12
+    lim = params().limits.contextualize
+    long = (
+        len(_EN.names_its_own_context.findall(q)) > lim["long_chars"]
+        if contains_cjk(q)
+        else len(q.split()) > lim["long_words"]
+    )
     own = (
         next(title_matches(q, None, '《》""“”'), None)
         or next(name_matches(q, _NAME_SHAPE), None)

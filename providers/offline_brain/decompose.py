@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from core.text import contains_cjk, jieba
 from providers.offline_brain.lexicon import lexicon
+from providers.offline_brain.weights import params
 
 _ZH, _EN, _ANY = lexicon().tables("decompose")
 _LIFE_VERBS, _DESCRIBED_HEAD = "|".join(_EN.life_verbs), "|".join(_ZH.described_head)
@@ -237,7 +238,7 @@ def _en_enumeration(question: str) -> list[str]:
     middle = [m.strip() for m in match.group("mid").split(",") if m.strip()]
     last, suffix = _split_last_item(match.group("tail"))
     items = [first, *middle, last]
-    if not first or any(len(item.split()) > 5 for item in items):
+    if not first or any(len(item.split()) > params().limits.decompose["item_words"] for item in items):
         return []
     return _dedupe([_compose(head, item, suffix, True) for item in items])
 
@@ -280,7 +281,7 @@ def topic_of(question: str) -> str:
     q = _EN.trailing_verb.sub("", q)
     cut = _EN.cut.sub("", q).strip(" ,")
     words = (cut or q).split()
-    return " ".join(words[:5]).strip(" ,")
+    return " ".join(words[: params().limits.decompose["topic_words"]]).strip(" ,")
 
 
 def _resolve_pronouns(clause: str, topic: str, first_clause: str) -> str:
@@ -301,7 +302,7 @@ def _clauses(question: str) -> list[str]:
     q = question.strip()
     if contains_cjk(q):
         parts = [_clean(p) for p in _ZH.clause_split.split(q)]
-        parts = [p for p in parts if len(p) >= 3]
+        parts = [p for p in parts if len(p) >= params().limits.decompose["clause_chars"]]
         if len(parts) < 2 or not all(_ZH.question_cue.search(p) for p in parts[1:]):
             return []
     else:

@@ -229,7 +229,7 @@ def _name_words(words: list[str]) -> list[str]:
 
 
 def _names(sentence: str, kind: str) -> dict[str, tuple[float, str]]:
-    out = find_titles(sentence, 40) if kind == "name" else []
+    out = find_titles(sentence, params().limits.facts["title_chars"]) if kind == "name" else []
     # a sentence's first word is capitalised whatever it is ("View maps ...", "Results of ..."), so
     # alone it is not taken for a name
     first = _EN.first.search(sentence)
@@ -298,7 +298,7 @@ def defined_term(question: str) -> str | None:
     """The term a definition question asks about ("青石协议" for "什么是青石协议？"), or None."""
     for pattern in _ANY.definition_questions:
         m = pattern.match(question)
-        if m and 1 <= len(m.group("x")) <= 60:
+        if m and 1 <= len(m.group("x")) <= params().limits.facts["defined_term_chars"]:
             return m.group("x")
     return None
 

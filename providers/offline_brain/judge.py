@@ -204,11 +204,13 @@ def evaluate(
 def pointed_to(question: str, chunks: list[ScoredChunk]) -> list[str]:
     """Names the best passages mention that the question does not (multi-word names, 《titles》):
     where a second hop could go."""
-    asked = question.lower()
+    asked, limits = question.lower(), params().limits.judge
     names: list[str] = []
     for chunk in chunks:
-        text = chunk.chunk.text[:600]
-        found = find_names(text, _NAME_SHAPE) + [m.group(0) for m in title_matches(text, 40)]
+        text = chunk.chunk.text[: limits["pointer_chars"]]
+        found = find_names(text, _NAME_SHAPE) + [
+            m.group(0) for m in title_matches(text, limits["title_chars"])
+        ]
         for name in found:
             if name.lower() not in asked and name.lower() != chunk.chunk.title.lower():
                 names.append(name)

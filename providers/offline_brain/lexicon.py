@@ -5,8 +5,9 @@ Each entry names a use and lists its words with how they match: ``anywhere`` in 
 ``opening``; or, where a cue needs more than words (``几[个次年天]``, ``how (?:many|much)``), its ``regex``
 patterns verbatim. Chinese words match as written; English ones whole-word and case-insensitively; ``any``
 (program names) as written. ``pattern(name)`` compiles one regex over every language's words. The rules' own tables are data too,
-named ``<module>.<table>``: a word list (``words``), one regex kept verbatim with its flags (``regex``), a
-list of them (``regexes``), named ones (``regex_table``), a fragment patterns are built from (``fragment``) or a mapping (``table``).
+named ``<module>.<table>`` and read as ``_ZH, _EN, _ANY = lexicon().tables(module)``: a word list
+(``words``), one regex kept verbatim with its flags (``regex``), a list of them (``regexes``), named ones
+(``regex_table``), a fragment patterns are built from (``fragment``) or a mapping (``table``).
 """
 
 from __future__ import annotations
@@ -51,42 +52,35 @@ class Lexicon:
         except KeyError:
             raise KeyError(f"no entry {use!r} in {DATA / (language + '.json')}") from None
 
-    def _compiled(self, entry: dict) -> re.Pattern[str]:
-        """A stored regex; ``"fill": {"month": "facts.month"}`` puts other entries (a fragment, or words
-        joined by ``|``) where the pattern says ``%(month)s``, so a shared piece is written once."""
+    def regex(self, entry: dict) -> re.Pattern[str]:
+        """A stored regex (``{"regex": ..., "flags": ["IGNORECASE"]}``); ``"fill": {"month": "facts.month"}``
+        puts other entries (a fragment, or words joined by ``|``) where it says ``%(month)s``."""
         pattern = entry["regex"]
         if "fill" in entry:
             pieces = {name: self.entry(use, "any") for name, use in entry["fill"].items()}
-            pattern %= {
-                k: e["fragment"] if "fragment" in e else "|".join(e["words"]) for k, e in pieces.items()
-            }
+            pattern %= {k: e.get("fragment") or "|".join(e["words"]) for k, e in pieces.items()}
         return re.compile(
-            pattern, reduce(lambda acc, name: acc | getattr(re, name), entry.get("flags", []), 0)
+            pattern, reduce(lambda acc, flag: acc | getattr(re, flag), entry.get("flags", []), 0)
         )
+
+    def decoded(self, use: str, language: str):
+        """Entry ``use`` by its shape: a compiled regex, a tuple of them (``regexes``), an ordered dict of
+        them (``regex_table``), a ``fragment`` string, a mapping (``table``), or the ``words``: a frozenset
+        when the entry says ``"set": true``, else a tuple in their stored order."""
+        entry = self.entry(use, language)
+        if "regex" in entry:
+            return self.regex(entry)
+        if "regexes" in entry:
+            return tuple(self.regex(item) for item in entry["regexes"])
+        if "regex_table" in entry:
+            return {name: self.regex(item) for name, item in entry["regex_table"].items()}
+        if "fragment" in entry or "table" in entry:
+            return entry.get("fragment") or dict(entry["table"])
+        return (frozenset if entry.get("set") else tuple)(entry["words"])
 
     def tables(self, module: str) -> tuple[Tables, Tables, Tables]:
         """``module``'s tables in zh, en and any (``_ZH, _EN, _ANY = lexicon().tables("decompose")``)."""
         return Tables(self, module, "zh"), Tables(self, module, "en"), Tables(self, module, "any")
-
-    def regex(self, use: str, language: str = "any") -> re.Pattern[str]:
-        """The regex stored verbatim under ``use`` (``{"regex": ..., "flags": ["IGNORECASE"]}``)."""
-        return self._compiled(self.entry(use, language))
-
-    def regexes(self, use: str, language: str = "any") -> list[re.Pattern[str]]:
-        """The ordered regexes stored under ``use`` (``{"regexes": [{"regex": ...}, ...]}``)."""
-        return [self._compiled(item) for item in self.entry(use, language)["regexes"]]
-
-    def regex_table(self, use: str, language: str = "any") -> dict[str, re.Pattern[str]]:
-        """Named regexes in their stored order (``{"regex_table": {"percent": {"regex": ...}, ...}}``)."""
-        return {name: self._compiled(item) for name, item in self.entry(use, language)["regex_table"].items()}
-
-    def fragment(self, use: str, language: str = "any") -> str:
-        """A regex fragment other patterns are built from (``{"fragment": "(?:Jan(?:uary)?|...)"}``)."""
-        return self.entry(use, language)["fragment"]
-
-    def table(self, use: str, language: str = "any") -> dict:
-        """The mapping stored under ``use`` (``{"table": {...}}``), a copy."""
-        return dict(self.entry(use, language)["table"])
 
     def pattern(self, use: str) -> re.Pattern[str]:
         """One case-insensitive regex matching any language's words for ``use``."""
@@ -113,8 +107,7 @@ class Lexicon:
 
 class Tables:
     """One module's tables in one language, by name: ``tables.lead`` is entry ``<module>.lead``, decoded
-    by its shape (a compiled regex, a tuple of them, a dict of them, a fragment, a mapping, or the words:
-    a frozenset when the entry says ``"set": true``, else a tuple in their stored order)."""
+    once (``Lexicon.decoded``)."""
 
     def __init__(self, lexicon: Lexicon, module: str, language: str) -> None:
         self._lexicon, self._module, self._language = lexicon, module, language
@@ -122,21 +115,7 @@ class Tables:
     def __getattr__(self, name: str):
         if name.startswith("_"):
             raise AttributeError(name)
-        use, lex = f"{self._module}.{name}", self._lexicon
-        entry = lex.entry(use, self._language)
-        if "regex" in entry:
-            value = lex.regex(use, self._language)
-        elif "regexes" in entry:
-            value = tuple(lex.regexes(use, self._language))
-        elif "regex_table" in entry:
-            value = lex.regex_table(use, self._language)
-        elif "fragment" in entry:
-            value = entry["fragment"]
-        elif "table" in entry:
-            value = lex.table(use, self._language)
-        else:
-            words = lex.words(use, self._language)
-            value = frozenset(words) if entry.get("set") else tuple(words)
+        value = self._lexicon.decoded(f"{self._module}.{name}", self._language)
         setattr(self, name, value)  # decoded once
         return value
 
