@@ -110,7 +110,7 @@ def classify_type(question: str) -> tuple[QueryType, list[str]]:
 
 # ---- entities and identifiers -------------------------------------------------------------------
 
-_SENTENCE_START_WORDS = _ANY.question_words | _ANY.sentence_start_words
+_SENTENCE_START_WORDS = _EN.question_words | _EN.sentence_start_words
 
 
 def quoted_phrases(question: str) -> list[str]:
@@ -136,7 +136,7 @@ def _is_code_like(token: str) -> bool:
 def exact_terms(question: str) -> list[str]:
     """Tokens a keyword search must match exactly: codes, versions, flags, paths, calls, quoted phrases."""
     found = [t for t in identifiers_in(question) if _is_code_like(t)]
-    found += _ANY.flag.findall(question) + _ANY.call.findall(question) + _ANY.path.findall(question)
+    found += _EN.flag.findall(question) + _EN.call.findall(question) + _EN.path.findall(question)
     found += quoted_phrases(question)
     return list(dict.fromkeys(t.strip() for t in found if t.strip()))
 
@@ -160,7 +160,7 @@ def extract_entities(question: str) -> list[str]:
     for match in name_matches(question, _NAME_SHAPE):
         words = match.group(0).split()
         # "Compare ..." at the start is a verb; "On the Origin of Species" mid-sentence is a title
-        strip = _SENTENCE_START_WORDS if match.start() == 0 else _ANY.question_words
+        strip = _SENTENCE_START_WORDS if match.start() == 0 else _EN.question_words
         while words and words[0].lower() in strip:
             words = words[1:]
         if len(words) >= 2 or (words and match.start() > 0):

@@ -45,7 +45,7 @@ def value_intent(question: str) -> ValueKind | Literal["span"] | None:
     for kind, cue in _CUES:
         if cue.search(question):
             return kind
-    if _ANY.duration.search(question):
+    if _ZH.duration.search(question):
         return "span"
     return None
 

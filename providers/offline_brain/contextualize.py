@@ -76,7 +76,7 @@ def _en_subject(question: str) -> str:
         return which.group(1)
     obj = _EN.object_lead.match(q)
     rest = q[obj.end() :] if obj else _EN.lead.sub("", q, count=1)
-    rest = _ANY.article.sub("", rest)
+    rest = _EN.article.sub("", rest)
     words = rest.split()
     kept: list[str] = []
     for word in words:
@@ -221,7 +221,7 @@ def _en_referring(question: str) -> re.Match[str] | None:
     for match in _EN.referring.finditer(question):
         word = match.group(0).lower()
         before = question[: match.start()].split()
-        if word == "that" and before and before[-1].lower() not in _ANY.takes_a_pronoun:
+        if word == "that" and before and before[-1].lower() not in _EN.takes_a_pronoun:
             continue  # "the film that was shot ...": a relative clause, not a reference
         if word in _EN.demonstratives:
             nxt = question[match.end() :].lstrip()

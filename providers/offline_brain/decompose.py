@@ -171,7 +171,7 @@ def _compose(prefix: str, item: str, suffix: str, question_like: bool) -> str:
     if aspect:
         item, suffix = f"{item} {aspect.group(1)}", ""
     query = _clean(" ".join(p for p in (prefix, item, suffix) if p)).rstrip("?")
-    if question_like and _ANY.wh_start.match(query):
+    if question_like and _EN.wh_start.match(query):
         query += "?"
     return query
 
@@ -185,11 +185,11 @@ def _en_comparison(question: str) -> list[str]:
         second, suffix = _split_last_item(vs[1])
         if not first:
             return []
-        frame = prefix if _ANY.wh_start.match(prefix) else ""
+        frame = prefix if _EN.wh_start.match(prefix) else ""
         return _dedupe([_compose(frame, item, suffix, True) for item in (first, second)])
     # "A or B for X?"
     alt = _EN.alt.match(q)
-    if alt and not _ANY.wh_start.match(q):
+    if alt and not _EN.wh_start.match(q):
         second, suffix = _split_last_item(alt.group("b"))
         return _dedupe([_compose("", item, suffix, False) for item in (alt.group("a"), second)])
     # "Is A better than B for X"
@@ -314,7 +314,7 @@ def _clauses(question: str) -> list[str]:
     resolved = [parts[0]] + [_resolve_pronouns(p, topic, parts[0]) for p in parts[1:]]
     resolved = [p.rstrip("?？") for p in resolved]
     if not contains_cjk(q):
-        resolved = [p[0].upper() + p[1:] + ("?" if _ANY.wh_start.match(p) else "") for p in resolved]
+        resolved = [p[0].upper() + p[1:] + ("?" if _EN.wh_start.match(p) else "") for p in resolved]
     return _dedupe(resolved)
 
 

@@ -23,7 +23,7 @@ from providers.offline_brain.words import pos_tags
 _ZH, _EN, _ANY = lexicon().tables("facts")
 _NAME_SHAPE = NameShape.from_dict(_EN.name_shape)
 
-MONTH_WORD = _ANY.month  # a month as English writes it (for telling how a date is written)
+MONTH_WORD = _EN.month  # a month as English writes it (for telling how a date is written)
 
 _KINDS = ("number", "date", "name", "place", "value")  # the kinds of fact a question can ask for
 # the cues for each kind, and for a role someone holds ("市长", "coach"): data/{zh,en}.json asks_for_*
@@ -63,12 +63,12 @@ def wanted(question: str) -> set[str]:
 def has_kind(sentence: str, kind: str) -> bool:
     """The sentence states something of this kind at all (facts the question states included)."""
     if kind == "number":
-        return bool(_ANY.digit.search(sentence))
+        return bool(_ZH.digit.search(sentence))
     if kind == "date":
-        return bool(_ANY.date_mark.search(sentence))
+        return bool(_ZH.date_mark.search(sentence))
     if kind in ("name", "place"):
         return bool(facts(sentence, kind, ""))
-    return bool(_ANY.value.search(sentence))
+    return bool(_EN.value.search(sentence))
 
 
 def facts(sentence: str, kind: str, question: str) -> dict[str, float]:
@@ -132,8 +132,8 @@ def editions(text: str) -> dict[str, set[int]]:
     for kind, pattern in _EDITION.items():
         for m in pattern.finditer(text):
             value = next(g for g in m.groups() if g)
-            if value.lower() in _ANY.ordinal_words:
-                number: int | None = _ANY.ordinal_words.index(value.lower()) + 1
+            if value.lower() in _EN.ordinal_words:
+                number: int | None = _EN.ordinal_words.index(value.lower()) + 1
             else:
                 number = _zh_number(value)
             if number is not None:
@@ -158,7 +158,7 @@ def _dates(text: str) -> dict[str, tuple[float, str]]:
             taken.append(m.span())
             parts = m.groupdict()
             month = parts.get("mm") or (
-                str(_ANY.months.index(parts["m"][:3].lower()) + 1) if parts.get("m") else None
+                str(_EN.months.index(parts["m"][:3].lower()) + 1) if parts.get("m") else None
             )
             day = re.sub(r"\D", "", parts.get("d") or "") or None
             _add_date(found, parts["y"], month, day, m.group(0))
@@ -182,7 +182,7 @@ def _add_date(
 
 
 # parts of a date or a clock time are not amounts: "Oct 23, 2019, 6:30 p.m." states no number 23 or 6
-_NOT_AMOUNTS = [*_EN_DATES[:4], *_ANY.not_amounts]
+_NOT_AMOUNTS = [*_EN_DATES[:4], *_EN.not_amounts]
 
 
 def _numbers(text: str) -> dict[str, tuple[float, str]]:
@@ -218,8 +218,8 @@ def _name_words(words: list[str]) -> list[str]:
 
     def dropped(word: str) -> bool:
         low = word.lower().strip(".")
-        month = re.fullmatch(_ANY.month, word.strip("."), re.IGNORECASE)  # "Mar", "March"; not "Mara"
-        return low in EN_STOPWORDS or bool(month) or low in _ANY.weekdays or any(c.isdigit() for c in word)
+        month = re.fullmatch(_EN.month, word.strip("."), re.IGNORECASE)  # "Mar", "March"; not "Mara"
+        return low in EN_STOPWORDS or bool(month) or low in _EN.weekdays or any(c.isdigit() for c in word)
 
     while words and dropped(words[0]):
         words = words[1:]

@@ -52,12 +52,19 @@ class Lexicon:
         except KeyError:
             raise KeyError(f"no entry {use!r} in {DATA / (language + '.json')}") from None
 
+    def shared(self, use: str) -> dict:
+        """Entry ``use`` of whichever language holds it (a piece other entries are built from)."""
+        found = [
+            self.entries[language][use] for language in LANGUAGES if use in self.entries.get(language, {})
+        ]
+        return found[0] if found else self.entry(use, "any")
+
     def regex(self, entry: dict) -> re.Pattern[str]:
         """A stored regex (``{"regex": ..., "flags": ["IGNORECASE"]}``); ``"fill": {"month": "facts.month"}``
         puts other entries (a fragment, or words joined by ``|``) where it says ``%(month)s``."""
         pattern = entry["regex"]
         if "fill" in entry:
-            pieces = {name: self.entry(use, "any") for name, use in entry["fill"].items()}
+            pieces = {name: self.shared(use) for name, use in entry["fill"].items()}
             pattern %= {k: e.get("fragment") or "|".join(e["words"]) for k, e in pieces.items()}
         return re.compile(
             pattern, reduce(lambda acc, flag: acc | getattr(re, flag), entry.get("flags", []), 0)

@@ -33,7 +33,7 @@ def specifics(sentence: str) -> list[str]:
     bare = CITATION_RE.sub("", sentence)
     found = _ANY.number.findall(unicodedata.normalize("NFKC", bare))
     first = _ANY.sentence_start_word.match(bare)
-    for match in _ANY.latin_specific.finditer(bare):
+    for match in _EN.latin_specific.finditer(bare):
         if first and match.start() == first.start(1):
             continue
         found.append(match.group(0))

@@ -19,7 +19,7 @@ _ZH, _EN, _ANY = lexicon().tables("words")
 
 def content_words(text: str) -> list[str]:
     """The words of ``text`` that carry content, in order, without repeats (surface forms)."""
-    pieces = [w.strip() for w in segment(text)] if contains_cjk(text) else _ANY.latin_word.findall(text)
+    pieces = [w.strip() for w in segment(text)] if contains_cjk(text) else _EN.latin_word.findall(text)
     words = [w for w in pieces if w and (len(w) >= 2 or not contains_cjk(w)) and key_terms(w)]
     return list(dict.fromkeys(words))
 
