@@ -22,7 +22,8 @@ from tools import ToolError, ToolResult, run_tool
 from tools.dates import find_dates
 from tools.units import known_units
 
-_ZH, _EN, _ANY = lexicon().tables("compute")
+_LEX = lexicon()
+_ZH, _EN, _ANY = _LEX.tables("compute")
 
 
 # span: years of a range one sentence states (a Chinese duration question, compute_values.py)
@@ -39,9 +40,7 @@ _QUANTITY = re.compile(rf"(?P<value>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>{_UNIT})", re
 _ASKED_UNIT = (
     "(?:" + "|".join(re.escape(u) for u in _UNIT_NAMES if len(u) > 1 or not u.isascii()) + r")(?![A-Za-z])"
 )
-_TARGET_UNIT = re.compile(
-    rf"(?:\b(?:how many|in|into|to)\s+|多少|几|换算成|合|折合|等于)\s*(?P<unit>{_ASKED_UNIT})", re.I
-)
+_TARGET_UNIT = _LEX.regex(_LEX.entry("compute.target_unit", "any"), asked_unit=_ASKED_UNIT)
 # Arithmetic only when asked for: "1945-1949" or "1/3" in a question is a range or a fraction, not a sum.
 
 

@@ -59,13 +59,14 @@ class Lexicon:
         ]
         return found[0] if found else self.entry(use, "any")
 
-    def regex(self, entry: dict) -> re.Pattern[str]:
+    def regex(self, entry: dict, **given: str) -> re.Pattern[str]:
         """A stored regex (``{"regex": ..., "flags": ["IGNORECASE"]}``); ``"fill": {"month": "facts.month"}``
-        puts other entries (a fragment, or words joined by ``|``) where it says ``%(month)s``."""
+        puts other entries (a fragment, or words joined by ``|``) where it says ``%(month)s``; a piece the
+        code computes (the known units) is passed by name and listed as ``"given"``."""
         pattern = entry["regex"]
         if "fill" in entry:
-            pieces = {name: self.shared(use) for name, use in entry["fill"].items()}
-            pattern %= {k: e.get("fragment") or "|".join(e["words"]) for k, e in pieces.items()}
+            pieces = {name: self.shared(use) for name, use in entry["fill"].items() if name not in given}
+            pattern %= {k: e.get("fragment") or "|".join(e["words"]) for k, e in pieces.items()} | given
         return re.compile(
             pattern, reduce(lambda acc, flag: acc | getattr(re, flag), entry.get("flags", []), 0)
         )
