@@ -73,6 +73,15 @@ class TestTables:
                 else:
                     assert lex.decoded(use, language) is not None, use
 
+    def test_every_table_a_module_names_exists(self):
+        """Tables decode when first read: a misspelt name would fail only on the question that reaches it."""
+        from pathlib import Path
+
+        lex, languages = lexicon(), {"_ZH": "zh", "_EN": "en", "_ANY": "any"}
+        for path in sorted(Path(DATA).parent.glob("*.py")):
+            for space, name in re.findall(r"\b(_ZH|_EN|_ANY)\.([a-z]\w*)", path.read_text(encoding="utf-8")):
+                assert f"{path.stem}.{name}" in lex.entries[languages[space]], f"{path.name}: {space}.{name}"
+
     def test_no_word_list_left_in_the_logic(self):
         """The check docs/evaluation.md names: no literal collection of three or more words in a logic
         file, besides the kinds' names and ``__all__``."""

@@ -124,7 +124,7 @@ def _is_code_like(token: str) -> bool:
         value = int(token)
         return len(token) >= 3 and not (1000 <= value <= 2100)
     if re.search(r"\d", token):
-        return not _EN.is_code_like.fullmatch(token)
+        return not re.fullmatch(r"(?:top|v)?\d", token, re.IGNORECASE)
     if "_" in token or "." in token or "/" in token:
         return True
     if "-" in token:
@@ -206,7 +206,7 @@ def _length(question: str) -> int:
     """Words for Latin text, characters/2 for CJK (a Chinese word is about two characters)."""
     if contains_cjk(question):
         cjk = len(CJK_RE.findall(question))
-        latin = len(_EN.length.findall(question))
+        latin = len(re.findall(r"[A-Za-z0-9]+", question))
         return cjk // 2 + latin
     return len(question.split())
 

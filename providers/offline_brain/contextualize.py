@@ -97,7 +97,7 @@ def _subject(question: str) -> str:
 
 def _latin_led(question: str) -> bool:
     """An English question that names a Chinese term ("What does 倒数排名融合 mean?")."""
-    return bool(_EN.latin_led.match(question))
+    return bool(_EN.latin_question_opening.match(question))
 
 
 def _person(text: str) -> str:
@@ -148,7 +148,7 @@ class _Conversation:
     def person(self) -> str:
         """A who-question's person is in its answer; otherwise the question's own person comes first."""
         question = self.last_question
-        if _ANY.person_2.search(question):
+        if _ANY.asks_who.search(question):
             return _person(self.last_answer) or _person(question) or self.thing()
         return _person(question) or self.thing()
 
@@ -159,8 +159,8 @@ class _Conversation:
         return _items(self.last_question) or self.thing()
 
     def action(self) -> str:
-        q = _ZH.q_2.sub("", self.last_question)
-        return _ZH.action_2.sub("", q).strip()
+        q = _ZH.can_words.sub("", self.last_question)
+        return _ZH.question_end.sub("", q).strip()
 
 
 # ---- detection ------------------------------------------------------------------------------------
@@ -173,7 +173,7 @@ def _zh_referring(question: str) -> tuple[int, int, str] | None:
             at = question.find(word)
             if at >= 0:
                 return at, at + len(word), kind
-    classified = _ANY.classified_2.search(question)
+    classified = _ANY.classified_thing.search(question)
     if classified:
         return classified.start(), classified.end(), "title"
     tokens = [piece for token in segment(question) for piece in _split_pronoun(token)]
@@ -211,7 +211,7 @@ def _describes(following: list[str]) -> bool:
 
 def _split_pronoun(token: str) -> list[str]:
     """jieba glues a pronoun to its verb ("它会"): split it off so it can be found."""
-    found = _ZH.found.match(token)
+    found = _ZH.pronoun_opening.match(token)
     return [found.group(1), found.group(2)] if found else [token]
 
 
@@ -226,7 +226,7 @@ def _en_referring(question: str) -> re.Match[str] | None:
         if word in _EN.demonstratives:
             nxt = question[match.end() :].lstrip()
             # "this setting" names its noun; keep it only when the noun is generic ("this one")
-            if nxt[:1].isalpha() and not _EN.en_referring_2.match(nxt):
+            if nxt[:1].isalpha() and not _EN.not_after_demonstrative.match(nxt):
                 continue
         return match
     return None
@@ -236,7 +236,7 @@ def refers_back(question: str) -> bool:
     """Whether the question leans on something said before (a pronoun, a demonstrative, "what about")."""
     q = question.strip()
     if contains_cjk(q) and not _latin_led(q):
-        return _zh_referring(q) is not None or bool(_ZH.refers_back.search(q))
+        return _zh_referring(q) is not None or bool(_ZH.then_what_about.search(q))
     return _en_referring(q) is not None or bool(_EN.what_about.match(q))
 
 
@@ -246,7 +246,7 @@ def names_its_own_context(question: str) -> bool:
     q = question.strip()
     lim = params().limits.contextualize
     long = (
-        len(_EN.names_its_own_context.findall(q)) > lim["long_chars"]
+        len(re.findall(r"[\u4e00-\u9fff]", q)) > lim["long_chars"]
         if contains_cjk(q)
         else len(q.split()) > lim["long_words"]
     )
@@ -338,7 +338,7 @@ def _zh_resolve(question: str, conversation: _Conversation) -> str:
     found = _zh_referring(q)
     if found is None:
         topic = conversation.thing()
-        stripped = _ZH.zh_resolve.sub("", q).strip("，, ")
+        stripped = _ZH.then_opening.sub("", q).strip("，, ")
         if stripped.endswith(_ZH.what_about_endings):
             return _join(_head(topic), "的", stripped)
         return q
@@ -374,7 +374,7 @@ def _zh_resolve(question: str, conversation: _Conversation) -> str:
 
 
 def _en_resolve(question: str, conversation: _Conversation) -> str:
-    q = _EN.q.sub("", question.strip())
+    q = _EN.leading_conjunction.sub("", question.strip())
     about = _EN.what_about.match(q)
     match = _en_referring(q)
     if about and not match:

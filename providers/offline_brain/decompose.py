@@ -107,10 +107,10 @@ def _zh_comparison(question: str) -> list[str]:
         return []
     _prefix, items, rest = found
     rest = rest.strip()
-    which = _ZH.which.match(rest)
+    which = _ZH.which_more.match(rest)
     if which:
         return _dedupe([f"{item} {which.group(1).strip()}" for item in items])
-    zai = _ZH.zai.match(rest)
+    zai = _ZH.in_aspect.match(rest)
     if zai:
         return _dedupe([f"{item} 在{zai.group(1)}上的表现" for item in items])
     if rest.startswith("在"):
@@ -165,9 +165,9 @@ def _en_items(text: str, separators: str) -> list[str]:
 
 
 def _compose(prefix: str, item: str, suffix: str, question_like: bool) -> str:
-    if _EN.compose.search(prefix):
-        item = _EN.item.sub("", item)
-    aspect = _EN.aspect.match(suffix)
+    if _EN.ends_with_article.search(prefix):
+        item = _EN.leading_article.sub("", item)
+    aspect = _EN.in_terms_of.match(suffix)
     if aspect:
         item, suffix = f"{item} {aspect.group(1)}", ""
     query = _clean(" ".join(p for p in (prefix, item, suffix) if p)).rstrip("?")
@@ -179,7 +179,7 @@ def _compose(prefix: str, item: str, suffix: str, question_like: bool) -> str:
 def _en_comparison(question: str) -> list[str]:
     q = _strip_end(question)
     # "A vs B", "A versus B"
-    vs = _EN.vs.split(q, maxsplit=1)
+    vs = _EN.versus.split(q, maxsplit=1)
     if len(vs) == 2:
         prefix, first = _split_first_item(vs[0])
         second, suffix = _split_last_item(vs[1])
@@ -188,29 +188,29 @@ def _en_comparison(question: str) -> list[str]:
         frame = prefix if _EN.wh_start.match(prefix) else ""
         return _dedupe([_compose(frame, item, suffix, True) for item in (first, second)])
     # "A or B for X?"
-    alt = _EN.alt.match(q)
+    alt = _EN.a_or_b.match(q)
     if alt and not _EN.wh_start.match(q):
         second, suffix = _split_last_item(alt.group("b"))
         return _dedupe([_compose("", item, suffix, False) for item in (alt.group("a"), second)])
     # "Is A better than B for X"
-    than = _EN.than.search(q)
+    than = _EN.a_than_b.search(q)
     if than:
         _prefix, first = _split_first_item(than.group("left"))
         second, suffix = _split_last_item(than.group("right"))
         if first:
             return _dedupe([_compose("", item, suffix, False) for item in (first, second)])
     # "difference(s) between A and B", "compare A and/with/to B", "how does A compare to B", "A differ from B"
-    how = _EN.how.search(q)
+    how = _EN.how_compare.search(q)
     if how:
         second, suffix = _split_last_item(how.group("b"))
         return _dedupe([_compose("", item, suffix, False) for item in (how.group("a"), second)])
-    differ = _EN.differ.search(q)
+    differ = _EN.a_differ_from_b.search(q)
     if differ:
         _p, first = _split_first_item(differ.group("a"))
         second, suffix = _split_last_item(differ.group("b"))
         if first:
             return _dedupe([_compose("", item, suffix, False) for item in (first, second)])
-    cue = _EN.cue.search(q)
+    cue = _EN.between_cue.search(q)
     if not cue:
         return []
     body = q[cue.end() :]
@@ -222,7 +222,7 @@ def _en_comparison(question: str) -> list[str]:
     prefix = ""
     if " of " in items[0]:
         prefix, items[0] = items[0].rsplit(" of ", 1)
-        prefix = _EN.en_comparison.sub("", prefix.strip()) + " of"
+        prefix = _EN.leading_article.sub("", prefix.strip()) + " of"
     if not prefix and not suffix:
         return _dedupe([f"What is {item}?" for item in items])
     return _dedupe([_compose(prefix, item, suffix, False) for item in items])
@@ -231,7 +231,7 @@ def _en_comparison(question: str) -> list[str]:
 def _en_enumeration(question: str) -> list[str]:
     """ "What were the causes, key battles and consequences of X" → one query per item, frame kept."""
     q = _strip_end(question)
-    match = _EN.match.search(q)
+    match = _EN.enumeration.search(q)
     if not match or "," not in q:
         return []
     head, first = _split_first_item(match.group("head"))
@@ -246,7 +246,7 @@ def _en_enumeration(question: str) -> list[str]:
 def _en_pair_as_well_as(question: str) -> list[str]:
     """ "What is the memory cost as well as the latency of HNSW" → two framed queries."""
     q = _strip_end(question)
-    match = _EN.match_2.search(q)
+    match = _EN.as_well_as.search(q)
     if not match:
         return []
     head, first = _split_first_item(match.group("head"))
@@ -276,8 +276,8 @@ def topic_of(question: str) -> str:
         return "".join(kept).strip(" ，,") or q
     q = _EN.lead.sub("", q)
     # "create an HNSW index" → "HNSW index": a lower-case word before an article is a verb here
-    q = _EN.q.sub("", q)
-    q = _EN.q_2.sub("", q)
+    q = _EN.verb_before_article.sub("", q)
+    q = _EN.leading_determiner.sub("", q)
     q = _EN.trailing_verb.sub("", q)
     cut = _EN.cut.sub("", q).strip(" ,")
     words = (cut or q).split()
@@ -323,15 +323,15 @@ def _clauses(question: str) -> list[str]:
 
 def _en_bridge(question: str) -> list[str]:
     q = _strip_end(question)
-    wh = _EN.wh.match(q)
+    wh = _EN.wh_aux_body.match(q)
     if not wh:
         return []
     body = wh.group("body")
     # "the R1 of the R2 of X", "the R1 of the film that ...", "the R of each of the top 5 ..."
-    nested = _EN.nested.match(body)
+    nested = _EN.r_of_inner.match(body)
     if nested:
-        inner = _EN.inner.sub("", nested.group("inner"))
-        inner_np = _EN.inner_np.match(inner)
+        inner = _EN.each_of.sub("", nested.group("inner"))
+        inner_np = _EN.inner_head.match(inner)
         described = bool(
             inner_np
             and (
@@ -341,7 +341,7 @@ def _en_bridge(question: str) -> list[str]:
             )
         )
         if described:
-            first = _EN.first.sub("", inner)
+            first = _EN.leading_article.sub("", inner)
             return [first, f"{nested.group('r1')} of <{first}>"]
     # "Where was the author of X born?"
     life = re.match(

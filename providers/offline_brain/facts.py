@@ -53,7 +53,7 @@ def wanted(question: str) -> set[str]:
     kinds = {kind for kind in _KINDS if words.pattern(f"asks_for_{kind}").search(question)}
     if not kinds and words.pattern("names_a_role").search(question):
         kinds.add("name")  # "香港第四任行政长官？", "year-end No 1 in tennis in 2019": who holds the role
-    if "date" in kinds and "number" in kinds and not _ANY.wanted.search(question):
+    if "date" in kinds and "number" in kinds and not _ANY.how_many.search(question):
         kinds.discard("number")
     if "place" in kinds:
         kinds.discard("name")  # 哪个城市 / which city: the place cue is the more specific one
@@ -232,7 +232,7 @@ def _names(sentence: str, kind: str) -> dict[str, tuple[float, str]]:
     out = find_titles(sentence, params().limits.facts["title_chars"]) if kind == "name" else []
     # a sentence's first word is capitalised whatever it is ("View maps ...", "Results of ..."), so
     # alone it is not taken for a name
-    first = _EN.first.search(sentence)
+    first = re.search(r"[A-Za-z]", sentence)
     for m in name_matches(sentence, _NAME_SHAPE):
         words = _name_words(m.group(0).split())
         if len(words) == 1 and first and m.start() == first.start() and m.group(0).split()[0] == words[0]:
@@ -307,8 +307,8 @@ def defines(sentence: str, term: str) -> bool:
     """The sentence opens with the term and goes on to say what it is ("X（…），是…", "X is a …"):
     the defining sentence, not one that merely repeats the term."""
     text = to_simplified(sentence.strip())
-    text = _EN.text.sub("", text)
-    want = _EN.want.sub("", to_simplified(term.strip()))
+    text = _EN.leading_article.sub("", text)
+    want = _EN.leading_article.sub("", to_simplified(term.strip()))
     if not want or not text.lower().startswith(want.lower()):
         return False
     rest = _ANY.aside.sub("", text[len(want) :], count=1)
