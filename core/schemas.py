@@ -49,7 +49,9 @@ class QuestionProfile(BaseModel):
         default_factory=list, description="sub-questions (the analysis's sub_queries); [] for a simple one"
     )
     asks_for_code: bool = Field(default=False, description="asks for a command, code or an example")
-    refers_back: bool = Field(default=False, description="leans on an earlier turn (它 / this / what about)")
+    has_referring_word: bool = Field(
+        default=False, description="leans on an earlier turn (它 / this / what about)"
+    )
 
     @property
     def kind_set(self) -> set[str]:

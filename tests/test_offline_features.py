@@ -42,7 +42,7 @@ class TestQuestionProfile:
         p = profile("它的默认值是多少？")
         assert QuestionProfile.model_validate_json(p.model_dump_json()) == p
         assert profile("它的默认值是多少？") is p
-        assert p.refers_back
+        assert p.has_referring_word
 
 
 class TestCoverage:

@@ -232,7 +232,7 @@ def _en_referring(question: str) -> re.Match[str] | None:
     return None
 
 
-def refers_back(question: str) -> bool:
+def has_referring_word(question: str) -> bool:
     """Whether the question leans on something said before (a pronoun, a demonstrative, "what about")."""
     q = question.strip()
     if contains_cjk(q) and not _latin_led(q):
@@ -288,7 +288,7 @@ def _said_before_the_reference(question: str) -> bool:
 def needs_clarification(question: str, history: list[tuple[str, str]]) -> bool:
     """True when a short question refers back but neither it nor the conversation names anything it
     could refer to (a fresh thread opened with "那个性能问题怎么解决的？")."""
-    if not refers_back(question) or names_its_own_context(question):
+    if not has_referring_word(question) or names_its_own_context(question):
         return False
     return not _Conversation(history).thing()
 
@@ -400,7 +400,7 @@ def _en_resolve(question: str, conversation: _Conversation) -> str:
 
 
 def _standalone(question: str, conversation: _Conversation) -> str:
-    if not refers_back(question) or not conversation.thing():
+    if not has_referring_word(question) or not conversation.thing():
         return question
     if contains_cjk(question) and not _latin_led(question):
         return _zh_resolve(question, conversation)
@@ -424,7 +424,7 @@ def contextualize_question(question: str, history: list[tuple[str, str]]) -> str
     for role, text in history:
         if role == "user" and text.strip():
             conversation = _Conversation(resolved, topic)
-            if resolved and refers_back(text) and conversation.thing():
+            if resolved and has_referring_word(text) and conversation.thing():
                 topic = conversation.thing()
                 text = _standalone(text, conversation)
             else:
@@ -436,7 +436,7 @@ def contextualize_question(question: str, history: list[tuple[str, str]]) -> str
 __all__ = [
     "contextualize_question",
     "extract_entities",
+    "has_referring_word",
     "needs_clarification",
-    "refers_back",
     "the_one_document",
 ]

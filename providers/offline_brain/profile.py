@@ -15,7 +15,7 @@ from functools import lru_cache
 from core.schemas import QueryAnalysis, QuestionProfile
 from core.text import detect_language
 from providers.offline_brain.analysis import analyze_question, key_terms
-from providers.offline_brain.contextualize import refers_back
+from providers.offline_brain.contextualize import has_referring_word
 from providers.offline_brain.decompose import decompose
 from providers.offline_brain.facts import defined_term, wanted
 from providers.offline_brain.lexicon import lexicon
@@ -34,7 +34,7 @@ def _read(question: str, parts: list[str]) -> QuestionProfile:
         defined_term=defined_term(question),
         parts=parts,
         asks_for_code=bool(lexicon().pattern("asks_for_code").search(question)),
-        refers_back=refers_back(question),
+        has_referring_word=has_referring_word(question),
     )
 
 
