@@ -71,7 +71,7 @@ class QueryAnalysis(BaseModel):
         default_factory=list, description="exact tokens (codes, versions, numbers) worth keyword search"
     )
     language: str = "en"
-    # the offline analyser's reading of the question (None from an LLM analyser or an older checkpoint)
+    # the offline analyzer's reading of the question (None from an LLM analyzer or an older checkpoint)
     profile: QuestionProfile | None = None
 
 

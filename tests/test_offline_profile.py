@@ -9,11 +9,11 @@ from core.chunks import Chunk, ScoredChunk
 from core.schemas import Passage, QueryAnalysis, QuestionProfile
 from memory.checkpointer import _serializer
 from nodes.state import CHECKPOINT_TYPES
-from providers.brain.analyse import OfflineAnalyser
 from providers.brain.judge import OfflineJudge
 from providers.brain.write import OfflineWriter
 from providers.offline_brain import profile as profiles
 from providers.offline_brain.decompose import decompose
+from providers.offline_brain.profile import analyze  # what the offline analyzer role returns
 
 CASES = [
     ("香港第六届立法会选举有多少个议席？", "香港第六届立法会选举共有70个议席。"),
@@ -30,7 +30,7 @@ def chunk(text: str) -> ScoredChunk:
 
 @pytest.mark.parametrize(("question", "evidence"), CASES)
 def test_the_analysis_carries_the_profile_built_from_its_own_parse(question, evidence):
-    analysis = OfflineAnalyser()(question)
+    analysis = analyze(question)
     assert isinstance(analysis.profile, QuestionProfile)
     assert analysis.profile.text == question
     assert analysis.profile.parts == analysis.sub_queries
@@ -45,13 +45,13 @@ def test_the_analysis_carries_the_profile_built_from_its_own_parse(question, evi
     ],
 )
 def test_the_profiles_parts_are_the_analysis_sub_queries(question):
-    analysis = OfflineAnalyser()(question)
+    analysis = analyze(question)
     assert analysis.sub_queries and analysis.profile.parts == analysis.sub_queries == decompose(question)
 
 
 @pytest.mark.parametrize(("question", "evidence"), CASES)
 def test_judge_and_writer_read_the_analysis_not_the_text(question, evidence, monkeypatch):
-    analysis = OfflineAnalyser()(question)
+    analysis = analyze(question)
 
     def no_second_parse(text: str) -> QuestionProfile:
         raise AssertionError(f"parsed again: {text}")
@@ -69,7 +69,7 @@ def test_judge_and_writer_read_the_analysis_not_the_text(question, evidence, mon
 
 def test_a_profile_of_another_question_is_not_used():
     """The judge is also asked about rewritten queries: the analysis's profile is of the question only."""
-    analysis = OfflineAnalyser()("Redis 的默认端口是多少？")
+    analysis = analyze("Redis 的默认端口是多少？")
     assert (
         profiles.profile_for("Memcached 的默认端口是多少？", analysis).text == "Memcached 的默认端口是多少？"
     )
@@ -80,7 +80,7 @@ def test_a_profile_of_another_question_is_not_used():
 
 
 def test_the_profile_survives_a_checkpoint():
-    analysis = OfflineAnalyser()("什么是青石协议？")
+    analysis = analyze("什么是青石协议？")
     serde = _serializer(CHECKPOINT_TYPES)
     loaded = serde.loads_typed(serde.dumps_typed(analysis))
     assert loaded == analysis and loaded.profile.defined_term == "青石协议"

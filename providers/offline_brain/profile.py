@@ -1,7 +1,7 @@
 """The question parsed once: a ``QuestionProfile`` every offline role reads instead of the raw string.
 
 Before, each role re-ran the same readings of the question (its key terms at 26 places, its language at
-13, its sub-questions twice); the profile holds them. The offline analyser builds it from its own parse
+13, its sub-questions twice); the profile holds them. The offline analyzer builds it from its own parse
 (``analyze``: the profile's parts are the analysis's sub-queries) and carries it in the ``QueryAnalysis``;
 the judge and the writer take it from there (``profile_for``). A role called with the text alone (a
 test, a bench, an LLM analysis) builds one (``profile``, memoised by text). Serialisable, so a trace or a
