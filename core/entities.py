@@ -19,6 +19,7 @@ from functools import lru_cache
 
 import regex
 
+from core.names import NameShape
 from core.text import CJK_RE, to_simplified
 from core.text import jieba as load_jieba
 
@@ -80,9 +81,15 @@ _WORD_RE = re.compile(r"[\w'’.&-]+")
 
 @lru_cache(maxsize=4)
 def _compiled(patterns: EntityPatterns) -> tuple[regex.Pattern[str], list[re.Pattern[str]]]:
-    word = patterns.capital_word
-    connectors = "|".join(re.escape(c) for c in patterns.connectors)
-    phrase = regex.compile(rf"(?<![\w'’-]){word}(?:[ \t]+(?:(?:{connectors})[ \t]+)*{word})*")
+    shape = NameShape(
+        word=patterns.capital_word,
+        particles=tuple(re.escape(c) for c in patterns.connectors),
+        gap=r"[ \t]+",
+        after_particle=r"[ \t]+",
+        particle_run=True,
+        before=r"(?<![\w'’-])",
+    )
+    phrase = regex.compile(shape.pattern())  # regex, not re: the word is \p{Lu}
     return phrase, [re.compile(p) for p in patterns.titles]
 
 

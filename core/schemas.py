@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 QueryType = Literal["factual", "analytical", "comparative", "procedural"]
 Complexity = Literal["simple", "moderate", "complex"]
@@ -33,6 +33,31 @@ def strip_bridge(template: str) -> str:
     return BRIDGE_RE.sub(lambda m: m.group(1), template)
 
 
+class QuestionProfile(BaseModel):
+    """What the offline brain reads a question as, parsed once (providers/offline_brain/profile.py) and
+    carried in the analysis, so the judge and the writer read it instead of parsing the text again."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    language: str = Field(description="detect_language of the question (zh, en, ...)")
+    reader: str = Field(description="the answer's language: zh for a Chinese question, else en")
+    terms: list[str] = Field(default_factory=list, description="key terms, in question order")
+    kinds: list[str] = Field(default_factory=list, description="kinds of fact asked for (number, date, ...)")
+    defined_term: str | None = Field(default=None, description="X of 什么是X / What is X")
+    parts: list[str] = Field(
+        default_factory=list, description="sub-questions (the analysis's sub_queries); [] for a simple one"
+    )
+    asks_for_code: bool = Field(default=False, description="asks for a command, code or an example")
+    has_referring_word: bool = Field(
+        default=False, description="leans on an earlier turn (它 / this / what about)"
+    )
+
+    @property
+    def kind_set(self) -> set[str]:
+        return set(self.kinds)
+
+
 class QueryAnalysis(BaseModel):
     """What the analyzer decided about a question and how to search for it."""
 
@@ -46,6 +71,8 @@ class QueryAnalysis(BaseModel):
         default_factory=list, description="exact tokens (codes, versions, numbers) worth keyword search"
     )
     language: str = "en"
+    # the offline analyzer's reading of the question (None from an LLM analyzer or an older checkpoint)
+    profile: QuestionProfile | None = None
 
 
 RELEVANCE_THRESHOLD = 0.5  # the one cut: a chunk judged at or above it counts as relevant evidence

@@ -71,7 +71,7 @@ def write_draft(state: AgentState, context: AgentContext, passages: list[Passage
     summarised = any(h.chunk.metadata.get("level") for h in state.get("retrieved") or [])
     if state.get("strategy") == "global" and context.brain.name == "offline" and passages and summarised:
         return summary_answer(question, passages, global_scope(question))
-    return context.brain.write(question, passages)
+    return context.brain.write(question, passages, analysis=state.get("analysis"))
 
 
 def generate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:

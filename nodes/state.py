@@ -19,6 +19,7 @@ from core.schemas import (
     Citation,
     Passage,
     QueryAnalysis,
+    QuestionProfile,
     RetrievalEvaluation,
     SentenceSupport,
 )
@@ -135,6 +136,7 @@ TURN_RESET: dict[str, Any] = {
 # session's resume check) loads exactly these, besides LangGraph's own types.
 CHECKPOINT_TYPES: tuple[type, ...] = (
     QueryAnalysis,
+    QuestionProfile,
     ChunkJudgement,
     RetrievalEvaluation,
     Chunk,

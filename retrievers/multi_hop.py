@@ -10,16 +10,19 @@ import re
 import unicodedata
 
 from core.chunks import Filters, ScoredChunk
+from core.names import NameShape, find_titles, name_matches
 from core.tokenize import fold_word
 from retrievers.base import Retriever
 from retrievers.fusion import reciprocal_rank_fusion
 
-_NAME_RE = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of|de|the|von|van|and)?\s*[A-Z][\w'’.-]*)*")
+# the next hop's entity: a capitalised name (one word or more) or a 《title》 / 「…」 / “…”, up to 30 characters
+_NAME_SHAPE = NameShape(
+    word=r"[A-Z][\w'’.-]*", particles=("of", "de", "the", "von", "van", "and"), after_particle=r"\s*"
+)
 _WORD_RE = re.compile(r"[\w'’.-]+")
 _CJK_RE = re.compile(r"[\u3400-\u9fff]")
 _ARTICLE_RE = re.compile(r"^(?:The|A|An)\s+")
 _POSSESSIVE_RE = re.compile(r"['’]s$")
-_ZH_NAME_RE = re.compile(r"《([^》]{1,30})》|「([^」]{1,30})」|“([^”]{1,30})”")
 
 
 class MultiHopRetriever:
@@ -245,9 +248,9 @@ def fuse_hops(
 
 
 def _names(text: str) -> list[tuple[str, str]]:
-    names = [_ARTICLE_RE.sub("", m.group().strip()) for m in _NAME_RE.finditer(text[:600])]
+    names = [_ARTICLE_RE.sub("", m.group().strip()) for m in name_matches(text[:600], _NAME_SHAPE)]
     names = [n for n in names if " " in n]  # single capitalised words are mostly sentence starts
-    names += [next(g for g in m.groups() if g) for m in _ZH_NAME_RE.finditer(text[:600])]
+    names += find_titles(text[:600], 30, "《》「」“”")
     return [(name, name) for name in names[:6]]
 
 

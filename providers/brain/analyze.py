@@ -10,7 +10,8 @@ from core.schemas import Complexity, QueryAnalysis, QueryType, StrategyName
 from core.text import detect_language
 from providers import prompts
 from providers.brain.chat import Chat, messages, norm
-from providers.offline_brain.analysis import analyze_question, key_terms
+from providers.offline_brain.analysis import key_terms
+from providers.offline_brain.profile import analyze
 
 __all__ = ["AnalysisReply", "LLMAnalyzer", "OfflineAnalyzer", "key_terms"]  # key_terms: the server's evidence
 
@@ -40,10 +41,11 @@ class AnalysisReply(BaseModel):
 
 
 class OfflineAnalyzer:
-    """Deterministic zh/en rules (providers/offline_brain/analysis.py)."""
+    """Deterministic zh/en rules (providers/offline_brain/analysis.py); the analysis carries the
+    question's profile (providers/offline_brain/profile.py) for the offline judge and writer."""
 
     def __call__(self, question: str) -> QueryAnalysis:
-        return analyze_question(question)
+        return analyze(question)
 
 
 class LLMAnalyzer:

@@ -49,8 +49,11 @@ class Compress(Protocol):
 
 
 class Write(Protocol):
-    def __call__(self, question: str, passages: list[Passage]) -> DraftAnswer:
-        """The answer with [n] citations that refer to passage numbers."""
+    def __call__(
+        self, question: str, passages: list[Passage], analysis: QueryAnalysis | None = None
+    ) -> DraftAnswer:
+        """The answer with [n] citations that refer to passage numbers; ``analysis`` is the question's
+        (the offline writer reads the question's profile from it instead of parsing it again)."""
         ...
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 
 from langchain_core.messages import HumanMessage
 
-from core.schemas import DraftAnswer, Passage
+from core.schemas import DraftAnswer, Passage, QueryAnalysis
 from providers import prompts
 from providers.brain.chat import THINK_RE, Chat, messages
 from providers.brain.citing import Citer
@@ -15,6 +15,7 @@ from providers.brain.errors import ModelGaveUp
 from providers.offline_brain.answer import extractive_answer
 from providers.offline_brain.compute import computation_intent, computed_answer, plan_computation
 from providers.offline_brain.meaning import Meaning
+from providers.offline_brain.profile import profile_for
 from tools import ToolError, ToolResult, langchain_tools, run_tool
 
 
@@ -28,13 +29,16 @@ class OfflineWriter:
         self.threshold = threshold
         self.meaning = meaning
 
-    def __call__(self, question: str, passages: list[Passage]) -> DraftAnswer:
+    def __call__(
+        self, question: str, passages: list[Passage], analysis: QueryAnalysis | None = None
+    ) -> DraftAnswer:
         computation = plan_computation(question, passages)
         if computation is not None:
             draft = computed_answer(question, computation)
             draft.tool_calls = [computation.result.model_dump()]
             return draft
-        return extractive_answer(question, passages, threshold=self.threshold, meaning=self.meaning)
+        read = profile_for(question, analysis)  # the analysis's reading of the question, not a second parse
+        return extractive_answer(read, passages, threshold=self.threshold, meaning=self.meaning)
 
 
 # Why an answer is rejected, or "" to accept it (question, answer, passages): providers.brain.answer_check.
@@ -62,7 +66,9 @@ class LLMWriter:
         self.max_chars = max_chars
         self.citer = citer
 
-    def __call__(self, question: str, passages: list[Passage]) -> DraftAnswer:
+    def __call__(
+        self, question: str, passages: list[Passage], analysis: QueryAnalysis | None = None
+    ) -> DraftAnswer:
         if not passages:
             raise ModelGaveUp("no passages to answer from")
         asked = messages(prompts.ANSWER_SYSTEM, prompts.answer_user(question, passages))

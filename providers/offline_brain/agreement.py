@@ -18,9 +18,11 @@ from functools import lru_cache
 
 from core.text import jieba, to_simplified
 from providers.offline_brain.facts import compatible
+from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.weights import AgreementParams, params
 
-_IS_DATE = re.compile(r"(?:\d{4}|\?)(?:-\d{1,2}){0,2}")
+_ZH, _EN, _ANY = lexicon().tables("agreement")
+
 
 Row = tuple[int, int, str]  # passage index, position in the passage, sentence
 Scored = tuple[float, float]  # match for the question, topical (on the question at all)
@@ -51,7 +53,7 @@ def backing(
     for key in raw:
         together: dict[int, float] = {}
         for other, per_passage in raw.items():
-            if other == key or (_IS_DATE.fullmatch(key) and compatible(key, other)):
+            if other == key or (_ANY.is_date.fullmatch(key) and compatible(key, other)):
                 for p_index, value in per_passage.items():
                     together[p_index] = max(together.get(p_index, 0.0), value)
         merged[key] = together
@@ -99,7 +101,7 @@ def _different(facts: dict[str, str], others: dict[str, str]) -> list[str]:
     return [
         key
         for key in facts
-        if key not in others and not (_IS_DATE.fullmatch(key) and any(compatible(key, k) for k in others))
+        if key not in others and not (_ANY.is_date.fullmatch(key) and any(compatible(key, k) for k in others))
     ]
 
 

@@ -11,22 +11,24 @@ import re
 from dataclasses import dataclass
 
 from core.global_intent import global_score, is_global
+from core.names import NameShape, find_titles, name_matches
 from core.schemas import Complexity, QueryAnalysis, QueryType, StrategyName
 from core.text import CJK_RE, contains_cjk, detect_language
 from core.tokenize import identifiers_in, tokenize
 from providers.offline_brain.decompose import (
-    EN_COMPARE_RE,
     ZH_COMPARE_CUES,
     bridge_hops,
     decompose,
     segment,
     zh_list,
 )
+from providers.offline_brain.lexicon import lexicon
+from providers.offline_brain.weights import params
 
-_QUOTED = re.compile(
-    r"\"([^\"]{2,80})\"|“([^”]{1,80})”|「([^」]{1,80})」|`([^`]{1,80})`|(?<!\w)'([^']{3,80})'(?!\w)"
-)
-_TITLE = re.compile(r"《([^》]{1,80})》")
+_LEX = lexicon()
+_ZH, _EN, _ANY = _LEX.tables("analysis")
+_NAME_SHAPE = NameShape.from_dict(_EN.name_shape)
+
 
 # ---- query type ---------------------------------------------------------------------------------
 
@@ -47,63 +49,23 @@ def _en(*phrases: str, weight: int) -> Cue:
     return Cue(re.compile(r"\b(?:" + "|".join(phrases) + r")\b", re.IGNORECASE), weight)
 
 
-TYPE_CUES: dict[QueryType, tuple[Cue, ...]] = {
-    "comparative": (
-        _zh(*ZH_COMPARE_CUES, weight=3),
-        Cue(EN_COMPARE_RE, 3),
-        _en(r"which is better", r"which one should i (?:use|choose|pick)", weight=3),
-    ),
-    "analytical": (
-        _zh("为什么", "为何", "原因", "起因", "怎么会", "原理", "机制", weight=2),
-        _zh("影响", "分析", "解释", "意义", "作用", "后果", "导致", weight=1),
-        _en(
-            r"why",
-            r"what causes",
-            r"what caused",
-            r"explain",
-            r"how (?:does|do|did) .{1,60} work",
-            r"what (?:is|are) the (?:reasons?|causes?)",
-            weight=2,
-        ),
-        _en(
-            r"impacts?",
-            r"effects? of",
-            r"analy[sz]e",
-            r"causes",
-            r"consequences",
-            r"implications?",
-            r"reasons?",
-            r"affect",
-            r"lead to",
-            weight=1,
-        ),
-    ),
-    "procedural": (
-        _zh("如何", "怎么", "怎样", "步骤", "流程", "教程", "方法", weight=2),
-        _zh("安装", "配置", "设置", "部署", "搭建", "创建", "升级", "迁移", "启用", "调", weight=1),
-        _en(
-            r"how (?:to|do i|do you|can i|should i|would i|do we|can we|should we)",
-            r"steps?",
-            r"guide",
-            r"tutorial",
-            weight=2,
-        ),
-        _en(
-            r"install",
-            r"set ?up",
-            r"configure",
-            r"deploy",
-            r"enable",
-            r"upgrade",
-            r"migrate",
-            r"create",
-            r"fix",
-            r"stop",
-            weight=1,
-        ),
-    ),
-}
+def _cue(item: dict) -> Cue:
+    words, phrases = item.get("words"), item.get("phrases")
+    if "use" in item:  # a list decompose shares: its words (zh) or its regex (en)
+        entry = _LEX.entry(item["use"], item["language"])
+        if "words" not in entry:
+            return Cue(_LEX.regex(entry), item["weight"])
+        words = entry["words"]
+    return _zh(*words, weight=item["weight"]) if words else _en(*phrases, weight=item["weight"])
+
+
 _TYPE_ORDER: tuple[QueryType, ...] = ("comparative", "analytical", "procedural")
+TYPE_CUES: dict[QueryType, tuple[Cue, ...]] = {
+    qtype: tuple(
+        _cue(item) for item in _LEX.entry("analysis.type_cues", "any")["cues"] if item["type"] == qtype
+    )
+    for qtype in _TYPE_ORDER
+}
 
 
 def _word_boundaries(text: str) -> set[int]:
@@ -129,7 +91,7 @@ def classify_type(question: str) -> tuple[QueryType, list[str]]:
 
     Quoted phrases are ignored (a quoted "零停机部署" names a thing, it does not ask how to deploy).
     """
-    text = _QUOTED.sub(" ", question)
+    text = _ANY.quoted.sub(" ", question)
     bounds = _word_boundaries(text) if contains_cjk(text) else None
     best: QueryType = "factual"
     best_score = 0
@@ -148,71 +110,12 @@ def classify_type(question: str) -> tuple[QueryType, list[str]]:
 
 # ---- entities and identifiers -------------------------------------------------------------------
 
-_CAP_NAME = re.compile(
-    r"\b[A-Z][\w'-]*(?:\s+(?:of|the|and|de|von|van|du|da|la|for|on)\s+[A-Z][\w'-]*|\s+[A-Z][\w'-]*)+"
-)
-_CAP_WORD = re.compile(r"\b[A-Z][a-z][\w-]*\b")
-_QUESTION_WORDS = frozenset(
-    [
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "how",
-        "why",
-        "when",
-        "where",
-        "is",
-        "are",
-        "was",
-        "were",
-        "do",
-        "does",
-        "did",
-        "can",
-        "could",
-        "should",
-        "would",
-        "will",
-    ]
-)
-_SENTENCE_START_WORDS = _QUESTION_WORDS | frozenset(
-    [
-        "compare",
-        "explain",
-        "describe",
-        "list",
-        "name",
-        "give",
-        "tell",
-        "show",
-        "find",
-        "in",
-        "on",
-        "for",
-        "the",
-        "a",
-        "an",
-        "and",
-        "or",
-        "of",
-        "vs",
-        "versus",
-        "between",
-        "if",
-        "please",
-        "also",
-    ]
-)
-_FLAG = re.compile(r"(?<![\w-])--?[a-zA-Z][\w-]*")
-_CALL = re.compile(r"\b[A-Za-z_][\w.]*\(\)")
-_PATH = re.compile(r"(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.(?:py|md|txt|json|yaml|yml|toml|cfg|ini|sh|pdf|html)\b")
+_SENTENCE_START_WORDS = _EN.question_words | _EN.sentence_start_words
 
 
 def quoted_phrases(question: str) -> list[str]:
     """Phrases the user quoted to be matched exactly ("…", “…”, 「…」, `…`)."""
-    return [next(g for g in m.groups() if g) for m in _QUOTED.finditer(question)]
+    return [next(g for g in m.groups() if g) for m in _ANY.quoted.finditer(question)]
 
 
 def _is_code_like(token: str) -> bool:
@@ -233,7 +136,7 @@ def _is_code_like(token: str) -> bool:
 def exact_terms(question: str) -> list[str]:
     """Tokens a keyword search must match exactly: codes, versions, flags, paths, calls, quoted phrases."""
     found = [t for t in identifiers_in(question) if _is_code_like(t)]
-    found += _FLAG.findall(question) + _CALL.findall(question) + _PATH.findall(question)
+    found += _EN.flag.findall(question) + _EN.call.findall(question) + _EN.path.findall(question)
     found += quoted_phrases(question)
     return list(dict.fromkeys(t.strip() for t in found if t.strip()))
 
@@ -243,24 +146,26 @@ def _zh_entities(question: str) -> list[str]:
     found = zh_list(question.strip().rstrip("？?。"))
     if not found:
         return []
-    return [item for item in found[1] if 1 < len(item) <= 20]
+    return [item for item in found[1] if 1 < len(item) <= params().limits.analysis["entity_chars"]]
 
 
 def extract_entities(question: str) -> list[str]:
     """Quoted strings, CamelCase/ALLCAPS names, capitalised multiword names and Chinese list items."""
-    entities: list[str] = quoted_phrases(question) + _TITLE.findall(question)
+    entities: list[str] = quoted_phrases(question) + find_titles(
+        question, params().limits.analysis["title_chars"]
+    )
     entities += [t for t in identifiers_in(question) if not re.fullmatch(r"\d+", t)]
     if contains_cjk(question):
         entities += _zh_entities(question)
-    for match in _CAP_NAME.finditer(question):
+    for match in name_matches(question, _NAME_SHAPE):
         words = match.group(0).split()
         # "Compare ..." at the start is a verb; "On the Origin of Species" mid-sentence is a title
-        strip = _SENTENCE_START_WORDS if match.start() == 0 else _QUESTION_WORDS
+        strip = _SENTENCE_START_WORDS if match.start() == 0 else _EN.question_words
         while words and words[0].lower() in strip:
             words = words[1:]
         if len(words) >= 2 or (words and match.start() > 0):
             entities.append(" ".join(words))
-    for match in _CAP_WORD.finditer(question):
+    for match in _ANY.cap_word.finditer(question):
         word = match.group(0)
         if match.start() > 0 and word.lower() not in _SENTENCE_START_WORDS:
             entities.append(word)
@@ -271,84 +176,7 @@ def extract_entities(question: str) -> list[str]:
 
 # ---- key terms (shared with judge / extractive) --------------------------------------------------
 
-QUESTION_FILLER = frozenset(
-    [
-        "explain",
-        "describ",
-        "compar",
-        "differ",
-        "differ",
-        "differenc",
-        "between",
-        "versus",
-        "vs",
-        "pros",
-        "cons",
-        "advantag",
-        "disadvantag",
-        "tell",
-        "know",
-        "want",
-        "need",
-        "pleas",
-        "step",
-        "steps",
-        "way",
-        "ways",
-        "use",
-        "work",
-        "mean",
-        "happen",
-        "exampl",
-        "list",
-        "name",
-        "give",
-        "show",
-        "find",
-        "detail",
-        "overview",
-        "introduct",
-        *ZH_COMPARE_CUES,
-        "特点",
-        "介绍",
-        "一下",
-        "说明",
-        "解释",
-        "分析",
-        "原因",
-        "为何",
-        "哪里",
-        "哪儿",
-        "哪一",
-        "哪些",
-        "多少",
-        "几",
-        "怎样",
-        "如何",
-        "怎么",
-        "步骤",
-        "方法",
-        "问题",
-        "请问",
-        "呢",
-        "吗",
-        "么",
-        "是不是",
-        "能否",
-        "可否",
-        "一般",
-        "主要",
-        "具体",
-        "分别",
-        "各自",
-        "表现",
-        "哪个",
-        "什么样",
-        "有何",
-        "什么",
-        "意思",
-    ]
-)
+QUESTION_FILLER = frozenset([*_ANY.question_filler, *ZH_COMPARE_CUES])
 
 
 def key_terms(text: str) -> list[str]:
@@ -373,14 +201,6 @@ def surface_terms(text: str) -> dict[str, str]:
 
 # ---- complexity and strategy ---------------------------------------------------------------------
 
-_VAGUE = re.compile(
-    r"\b(?:thing|things|stuff|something|somehow|kind of|sort of|whatever)\b|那个|那种|这种|之类|东西|某种|那玩意",
-    re.IGNORECASE,
-)
-_CLAUSE_MARKS = re.compile(
-    r"[,，;；]|\b(?:and|but|while|whereas|if|when|because)\b|并且|而且|以及|同时|如果|因为"
-)
-
 
 def _length(question: str) -> int:
     """Words for Latin text, characters/2 for CJK (a Chinese word is about two characters)."""
@@ -394,11 +214,17 @@ def _length(question: str) -> int:
 def estimate_complexity(question: str, sub_queries: list[str], entities: list[str]) -> Complexity:
     """simple: one ask; moderate: two asks, several entities or qualifiers; complex: three or more asks."""
     n_sub = len(sub_queries)
-    clauses = len(_CLAUSE_MARKS.findall(question))
-    length = _length(question)
-    if n_sub >= 3 or (n_sub >= 2 and (length > 25 or clauses >= 3)) or clauses >= 4:
+    clauses = len(_ANY.clause_marks.findall(question))
+    length, lim = _length(question), params().limits.analysis
+    long = length > lim["long_words"] or clauses >= lim["many_clauses"]
+    if n_sub >= lim["many_parts"] or (n_sub >= 2 and long) or clauses >= lim["most_clauses"]:
         return "complex"
-    if n_sub == 2 or len(entities) >= 3 or length > 14 or clauses >= 2:
+    if (
+        n_sub == 2
+        or len(entities) >= lim["some_entities"]
+        or length > lim["some_words"]
+        or clauses >= lim["some_clauses"]
+    ):
         return "moderate"
     return "simple"
 
@@ -411,7 +237,7 @@ def recommend_strategy(
         return "multi_hop", "bridge relation" if bridge else f"{len(sub_queries)} sub-queries"
     if exact:
         return "keyword", f"exact terms {', '.join(exact[:3])}"
-    if _VAGUE.search(question):
+    if _ANY.vague.search(question):
         return "vector", "vague wording"
     if query_type == "analytical":
         return "vector", "conceptual why/explain question without rare terms"

@@ -28,53 +28,46 @@ from providers.offline_brain import features as f
 from providers.offline_brain.agreement import Scored, agreement, backing, differing_words, rival_map, twins
 from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.extractive import split_sentences
-from providers.offline_brain.facts import MONTH_WORD, compatible, facts, split_dateline, stated_facts
+from providers.offline_brain.facts import compatible, facts, split_dateline, stated_facts
 from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.meaning import Meaning
 from providers.offline_brain.profile import QuestionProfile, as_profile
 from providers.offline_brain.weights import BrainParams, Selection, params
 from providers.offline_brain.words import missing_words
 
+_ZH, _EN, _ANY = lexicon().tables("answer")
+
+
 FACT_KINDS = f.FACT_KINDS
 _LANGUAGE_NAME = {("zh", "en"): "英文", ("en", "zh"): "Chinese"}
 # What the writer adds around copied sentences; verification strips or skips these (no claim in them).
-LEAD_RE = re.compile(
-    r"^(?:（以下引自\w+资料原文）|\(Quoted from an? \w+ source\.\)\s*|最接近的内容：|The closest they come:\s*"
-    r"|另有资料作|Another source says\s*)"
-)
-NOT_A_CLAIM_RE = re.compile(r"^(?:根据现有资料无法确定|This cannot be determined from the documents)")
-
-_IS_DATE_KEY = re.compile(r"(?:\d{4}|\?)(?:-\d{1,2}){0,2}")
+LEAD_RE = _ANY.lead_re
+NOT_A_CLAIM_RE = _ANY.not_a_claim_re
 
 
 # ---- what is not an answer sentence ---------------------------------------------------------------
 
-_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$|^\s*\|?\s*:?-{3,}")
-_LINK_DEFINITION = re.compile(r"^\s*\[[^\]]+\]:\s*\S+")
-_HEADING = re.compile(r"^\s*#{1,6}\s")
 _SHELL = re.compile(rf"^\s*(?:\$ |>>> |```|(?:{lexicon().alternation('shell_commands', 'any')})\s)")
-_CODE_CHARS = re.compile(r"[{}();=<>\[\]]")
-_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
 def is_prose(sentence: str) -> bool:
     """False for code lines, table rows, link definitions, headings and heading-like fragments."""
     text = sentence.strip()
-    if not text or _TABLE_ROW.match(text) or _LINK_DEFINITION.match(text) or _HEADING.match(text):
+    if not text or _ANY.table_row.match(text) or _ANY.link_definition.match(text) or _ANY.heading.match(text):
         return False
     if _SHELL.match(text) or text.startswith(("    ", "\t")):
         return False
-    body = _LIST_MARK.sub("", text)
-    if len(_CODE_CHARS.findall(body)) > max(3, len(body) // 12):
+    body, lim = _ANY.list_mark.sub("", text), params().limits.answer
+    if len(_ANY.code_chars.findall(body)) > max(lim["code_chars"], len(body) // lim["chars_per_code_char"]):
         return False
     ends = bool(re.search(r"[。！？；.!?;:：][)）\]」”\"']?\s*$", body))
-    short = len(body) < 12 if contains_cjk(body) else len(body.split()) < 5
+    short = len(body) < lim["short_chars"] if contains_cjk(body) else len(body.split()) < lim["short_words"]
     return ends or not short
 
 
 def clean(sentence: str) -> str:
     """The sentence as a reader should see it: list marks and Markdown emphasis removed."""
-    text = _LIST_MARK.sub("", sentence.strip())
+    text = _ANY.list_mark.sub("", sentence.strip())
     return re.sub(r"\*\*|__", "", text).strip()
 
 
@@ -250,7 +243,7 @@ def _in_passage(item: Candidate, pool: list[Candidate], offset: int) -> Candidat
     return next((c for c in pool if _place(c) == (item.passage_index, item.position + offset)), None)
 
 
-_READER_DATE = {"zh": re.compile(r"\d\s*[年月]"), "en": re.compile(rf"(?i)\b{MONTH_WORD}")}
+_READER_DATE = _ANY.reader_date
 
 
 def _date_precision(key: str) -> int:
@@ -264,7 +257,7 @@ def _fuller_first(pool: list[Candidate], language: str, close_to_best: float) ->
     dates ("2017年4月14日" for "2017-04-14" in a Chinese answer) leads instead. The answer quotes its
     source's wording, so it picks the source that words the fact for the reader."""
     lead = pool[0]
-    dates = {k: v for k, v in lead.facts.items() if _IS_DATE_KEY.fullmatch(k)}
+    dates = {k: v for k, v in lead.facts.items() if _ANY.is_date_key.fullmatch(k)}
     if not dates:
         return pool
 
@@ -285,7 +278,7 @@ def _fuller_first(pool: list[Candidate], language: str, close_to_best: float) ->
     for other in pool[1:]:
         if other.score < close_to_best * lead.score:
             break
-        if any(better(k, v) for k, v in other.facts.items() if _IS_DATE_KEY.fullmatch(k)):
+        if any(better(k, v) for k, v in other.facts.items() if _ANY.is_date_key.fullmatch(k)):
             return [other] + [c for c in pool if c is not other]
     return pool
 

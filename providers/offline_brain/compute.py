@@ -17,45 +17,31 @@ from pydantic import BaseModel, Field
 from core.schemas import DraftAnswer, Passage
 from core.text import detect_language, split_sentences
 from providers.offline_brain.compute_values import match_terms, plan_values, stated_range, value_intent
+from providers.offline_brain.lexicon import lexicon
 from tools import ToolError, ToolResult, run_tool
 from tools.dates import find_dates
 from tools.units import known_units
+
+_LEX = lexicon()
+_ZH, _EN, _ANY = _LEX.tables("compute")
+
 
 # span: years of a range one sentence states (a Chinese duration question, compute_values.py)
 Intent = Literal[
     "years", "days", "span", "convert", "arithmetic", "difference", "sum", "ratio", "percent", "average"
 ]
 
-_YEARS = re.compile(
-    r"how many years|how old|years? (?:after|before|apart|between|earlier|later|passed|elapsed)"
-    r"|how long (?:after|before|ago)|相差多少年|相隔多少年|相差几年|相隔几年|间隔多少年|隔了多少年"
-    r"|多少年(?:后|前|之后|之前)|几年(?:后|前|之后|之前)|多少岁|几岁",
-    re.I,
-)
-_AGE = re.compile(r"how old|多少岁|几岁", re.I)
-_BIRTH = re.compile(r"\bborn\b|出生|生于|诞生", re.I)
 # A stated span or age: a number below 1000 (not a year) with years/days/岁/年/天.
-_COUNT = re.compile(r"(?<![\d.])\d{1,3}\s*(?:周岁|岁|年(?![\d月])|天|years?\b|days?\b)", re.I)
-_DAYS = re.compile(r"how many days|相差多少天|相隔多少天|多少天|几天", re.I)
-_EXPRESSION = re.compile(r"[(（]?\s*\d[\d,.]*\s*(?:[-+*/×÷^%]\s*[(（]?\s*\d[\d,.]*\s*[)）]?\s*)+[)）]?")
 # Unit names too ambiguous to read from running text ("in", "t", "分"); they still work in the tools.
-_AMBIGUOUS_UNITS = frozenset(
-    {"in", "t", "s", "h", "k", "f", "c", "b", "li", "开", "分", "时", "日", "年", "里", "节", "码", "周"}
-)
-_UNIT_NAMES = sorted((u for u in known_units() if u not in _AMBIGUOUS_UNITS), key=len, reverse=True)
+_UNIT_NAMES = sorted((u for u in known_units() if u not in _ANY.ambiguous_units), key=len, reverse=True)
 _UNIT = "(?:" + "|".join(re.escape(u) for u in _UNIT_NAMES) + r")(?![A-Za-z])"
 _QUANTITY = re.compile(rf"(?P<value>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>{_UNIT})", re.I)
 # The unit a question asks for; one-letter names ("in G1 phase", "to m") are too ambiguous there.
 _ASKED_UNIT = (
     "(?:" + "|".join(re.escape(u) for u in _UNIT_NAMES if len(u) > 1 or not u.isascii()) + r")(?![A-Za-z])"
 )
-_TARGET_UNIT = re.compile(
-    rf"(?:\b(?:how many|in|into|to)\s+|多少|几|换算成|合|折合|等于)\s*(?P<unit>{_ASKED_UNIT})", re.I
-)
+_TARGET_UNIT = _LEX.regex(_LEX.entry("compute.target_unit", "any"), asked_unit=_ASKED_UNIT)
 # Arithmetic only when asked for: "1945-1949" or "1/3" in a question is a range or a fraction, not a sum.
-_COMPUTE_CUE = re.compile(
-    r"\b(?:what is|what's|calculate|compute|how much is)\b|计算|算一下|等于多少|等于几|是多少", re.I
-)
 
 
 class Operand(BaseModel):
@@ -78,17 +64,17 @@ class Computation(BaseModel):
 
 def computation_intent(question: str) -> Intent | None:
     """What the question asks to compute, if anything: date spans first, then units, then arithmetic."""
-    if _YEARS.search(question):
+    if _ANY.years.search(question):
         return "years"
-    if _DAYS.search(question):
+    if _ANY.days.search(question):
         return "days"
     over_values = value_intent(question)  # a difference, sum, ratio, ... of stated values (compute_values.py)
     if over_values:
         return over_values
     if _TARGET_UNIT.search(question):
         return "convert"
-    expression = _EXPRESSION.search(question)
-    if expression and _COMPUTE_CUE.search(question) and re.search(r"[-+*/×÷^%]", expression.group()):
+    expression = _ANY.expression.search(question)
+    if expression and _ANY.compute_cue.search(question) and re.search(r"[-+*/×÷^%]", expression.group()):
         return "arithmetic"
     return None
 
@@ -108,9 +94,9 @@ def _best_pair(question: str, candidates: list[_Candidate]) -> tuple[_Candidate,
     """Two operands from different sentences that together cover the most question terms; for an age,
     the event the question names and the birth date of someone it names."""
     wanted = set(match_terms(question))
-    if _AGE.search(question):
-        births = [c for c in candidates if _BIRTH.search(c.sentence) and c.terms & wanted]
-        events = [c for c in candidates if not _BIRTH.search(c.sentence) and c.terms & wanted]
+    if _ANY.age.search(question):
+        births = [c for c in candidates if _ANY.birth.search(c.sentence) and c.terms & wanted]
+        events = [c for c in candidates if not _ANY.birth.search(c.sentence) and c.terms & wanted]
         if births and events:
             return (
                 max(births, key=lambda c: len(c.terms & wanted)),
@@ -147,7 +133,7 @@ def _states_count(question: str, passages: list[Passage]) -> bool:
     wanted = set(match_terms(question))
     scored = [(len(match_terms(sentence) & wanted), sentence) for _, sentence in _sentences(passages)]
     top = max((overlap for overlap, _ in scored), default=0)
-    return top > 0 and any(_COUNT.search(sentence) for overlap, sentence in scored if overlap == top)
+    return top > 0 and any(_ANY.count.search(sentence) for overlap, sentence in scored if overlap == top)
 
 
 def _date_span(
@@ -159,7 +145,7 @@ def _date_span(
     if len(asked) >= 2:  # both dates are in the question: nothing to look up
         start, end = asked[0].text, asked[1].text
         operands: list[Operand] = []
-    elif not _AGE.search(question) and (span := stated_range(question, passages, unit == "days")):
+    elif not _ANY.age.search(question) and (span := stated_range(question, passages, unit == "days")):
         first_date, second_date, number, sentence = span  # both ends in one sentence: "from 2019 to 2022"
         start, end = first_date.text, second_date.text
         operands = [
@@ -212,7 +198,7 @@ def _conversion(question: str, passages: list[Passage]) -> Computation | None:
 
 
 def _arithmetic(question: str) -> Computation | None:
-    match = _EXPRESSION.search(question)
+    match = _ANY.expression.search(question)
     if match is None:
         return None
     try:

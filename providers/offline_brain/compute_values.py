@@ -15,88 +15,45 @@ from typing import Literal
 from core.schemas import Passage
 from core.text import split_sentences
 from providers.offline_brain.analysis import key_terms
+from providers.offline_brain.lexicon import lexicon
+from providers.offline_brain.weights import params
 from tools import ToolError, ToolResult, run_tool
 from tools.calculator import format_number
 from tools.dates import FoundDate, find_dates
 from tools.units import known_units
 
+_ZH, _EN, _ANY = lexicon().tables("compute_values")
+
+
 ValueKind = Literal["difference", "sum", "ratio", "percent", "average"]
 
 # Cues, most specific first (a percentage question may also say "of the total").
-_CUES: list[tuple[ValueKind, re.Pattern[str]]] = [
-    (
-        "percent",
-        re.compile(
-            r"what (?:percent(?:age)?|share|proportion|fraction)|百分之几|百分比|占多少|多大比例", re.I
-        ),
-    ),
-    # "how many times larger/as ..." asks for a ratio; "how many times was he elected" counts events
-    (
-        "ratio",
-        re.compile(
-            r"how many times (?:more|less|larger|bigger|greater|higher|longer|heavier|faster|as|the)\b"
-            r"|\bratio\b|几倍|多少倍",
-            re.I,
-        ),
-    ),
-    (
-        "difference",
-        re.compile(
-            r"how (?:much|many) (?:more|less|fewer|higher|lower|taller|shorter|longer|bigger|larger|smaller"
-            r"|heavier|lighter|greater|further|farther)\b|\bdifference (?:between|in)\b"
-            r"|比.{1,20}?[多少高低大小长短重轻远近快慢]多少|相差多少|差多少|差距",
-            re.I,
-        ),
-    ),
-    # "mean" as a noun only ("the mean of", "mean value"): "What does E-4711 mean?" asks for no average
-    ("average", re.compile(r"\baverage\b|\b(?:the|a|arithmetic) mean\b|\bmean (?:of|value)\b|平均", re.I)),
-    (
-        "sum",
-        re.compile(
-            r"\bin total\b|\btotal\b|\bcombined\b|\baltogether\b|\bsum of\b|一共|总共|合计|总计|共计|加起来",
-            re.I,
-        ),
-    ),
-]
+_CUES: list[tuple[ValueKind, re.Pattern[str]]] = list(_ANY.cues.items())
 # Questions that name a thing ("which region's rainfall is 100 mm more") or list values per item
 # ("the average for each of ..."): the answer is a name or a list, not one computed number.
-_NOT_A_VALUE = re.compile(
-    r"哪|什么|什麼|谁|誰|分别|分別|各自|\bwhich\b|\bwho\b|\bfor each\b|\beach of\b", re.I
-)
 # A duration asked in Chinese without 后/前 ("担任校长多少年", "工作了几年"); 几年级 is a school grade.
-_DURATION = re.compile(r"多少年(?![级級轻輕龄齡代])|几年(?![级級轻輕龄齡代])|多少个年头")
-_COUNT_WORDS = {
-    "two": 2, "both": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-    "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6,
-}  # fmt: skip
-_COUNT_HINT = re.compile(
-    r"\b(two|both|three|four|five|six)\b|([两二三四五六])(?:个|名|位|家|次|项|门|班|月|年|季)", re.I
-)
-_SCALE = r"(?:\s*(?P<scale>%|percent|thousand|million|billion|trillion|万|亿|千))?"
-_VALUE = re.compile(r"(?<![A-Za-z0-9_.])[$€£¥]?(?P<number>\d[\d,]*(?:\.\d+)?)" + _SCALE, re.I)
+_VALUE = re.compile(r"(?<![A-Za-z0-9_.])[$€£¥]?(?P<number>\d[\d,]*(?:\.\d+)?)" + _ANY.scale, re.I)
 _UNITS_RE = "|".join(re.escape(u) for u in sorted(known_units(), key=len, reverse=True) if len(u) > 1)
 _UNIT_AFTER = re.compile(r"[\u4e00-\u9fff](?<!年)|\s*(?:" + _UNITS_RE + r")(?![A-Za-z])", re.I)
-_CJK_PAIR = re.compile(r"(?=([\u4e00-\u9fff]{2}))")
-_LABEL = re.compile(r"(?<![A-Za-z])[A-Z][A-Za-z0-9]*(?=[\u4e00-\u9fff])")
 
 
 def value_intent(question: str) -> ValueKind | Literal["span"] | None:
     """Which computation over stated values the question asks for, or "span" for a Chinese duration
     ("担任校长多少年"), computed only from a range one sentence states."""
-    if _NOT_A_VALUE.search(question):
+    if _ANY.not_a_value.search(question):
         return None
     for kind, cue in _CUES:
         if cue.search(question):
             return kind
-    if _DURATION.search(question):
+    if _ZH.duration.search(question):
         return "span"
     return None
 
 
 def match_terms(text: str) -> frozenset[str]:
     """Key terms plus Chinese character pairs: what a question and a sentence share when they match."""
-    labels = {m.casefold() for m in _LABEL.findall(text)}  # "A城", "B公司": the letter is the name
-    return frozenset(key_terms(text)) | frozenset(_CJK_PAIR.findall(text)) | labels
+    labels = {m.casefold() for m in _ANY.label.findall(text)}  # "A城", "B公司": the letter is the name
+    return frozenset(key_terms(text)) | frozenset(_ANY.cjk_pair.findall(text)) | labels
 
 
 class Quantity:
@@ -112,7 +69,7 @@ def quantities(sentence: str) -> list[Quantity]:
         if any(d.start <= match.start() < d.end for d in dated):
             continue
         number = float(match.group("number").replace(",", ""))
-        after = sentence[match.end() : match.end() + 12]
+        after = sentence[match.end() : match.end() + params().limits.compute_values["unit_chars"]]
         if (
             number.is_integer()
             and "," not in match.group("number")  # 1,200 is a count, 1200 may be a year
@@ -126,33 +83,23 @@ def quantities(sentence: str) -> list[Quantity]:
     return found
 
 
-_STATED: dict[ValueKind, re.Pattern[str]] = {
-    "percent": re.compile(r"[%％]|percent|百分之|成(?:的|以上)"),
-    "ratio": re.compile(r"\btimes\b|倍"),
-    "difference": re.compile(
-        r"\b(?:more|less|fewer|higher|lower|taller|shorter|longer|larger|smaller) than\b|相差|差距|多出|高出|少了"
-    ),
-    "average": re.compile(r"\baverage\b|\bmean\b|平均|均值"),
-    "sum": re.compile(r"\btotal\b|\bcombined\b|\baltogether\b|\bin all\b|一共|总共|合计|总计|共计|总数|共有"),
-}
-
-
 def _states(kind: ValueKind, sentence: str) -> bool:
     """Whether a sentence states the asked result itself, so there is nothing to compute."""
-    return bool(_STATED[kind].search(sentence))
+    return bool(_ANY.stated[kind].search(sentence))
 
 
 def _measures(question: str, sentence: str, quantity: Quantity) -> bool:
     """Whether the words right after a value name something the question asks about ("16 gold medals")."""
-    after = sentence[quantity.start + len(quantity.text) : quantity.start + len(quantity.text) + 16]
+    start = quantity.start + len(quantity.text)
+    after = sentence[start : start + params().limits.compute_values["measure_chars"]]
     return bool(match_terms(after) & match_terms(question))
 
 
 def _count_hint(question: str) -> int | None:
-    match = _COUNT_HINT.search(question)
+    match = _ANY.count_hint.search(question)
     if not match:
         return None
-    return _COUNT_WORDS[(match.group(1) or match.group(2)).lower()]
+    return _ANY.count_words[(match.group(1) or match.group(2)).lower()]
 
 
 def _ranked(question: str, passages: list[Passage]) -> list[tuple[int, int, str, list[Quantity]]]:

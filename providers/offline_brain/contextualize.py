@@ -13,78 +13,27 @@ from __future__ import annotations
 import re
 
 from core.chunks import ScoredChunk
+from core.names import NameShape, find_names, name_matches, title_matches
 from core.text import contains_cjk
 from providers.offline_brain.analysis import extract_entities, key_terms
 from providers.offline_brain.decompose import segment, topic_of, zh_list
+from providers.offline_brain.lexicon import lexicon
+from providers.offline_brain.weights import params
 from providers.offline_brain.words import content_words, pos_tags
+
+_ZH, _EN, _ANY = lexicon().tables("contextualize")
+_NAME_SHAPE = NameShape.from_dict(_EN.name_shape)
 
 # ---- referring words ------------------------------------------------------------------------------
 
-_ZH_PERSON = ("他们", "她们", "他", "她")
-_ZH_THING = ("它们", "它")
-_ZH_DEMONSTRATIVE = (
-    "这两个",
-    "这几个",
-    "这些",
-    "那些",
-    "这个",
-    "那个",
-    "这种",
-    "那种",
-    "这",
-    "那",
-    "该",
-    "其",
-    "此",
-)
-_ZH_PLACE = ("那里", "那儿", "这里", "这儿")
-_ZH_ACTION = ("这样做", "那样做", "这么做", "那么做")
-_ZH_CLASSIFIED = re.compile(r"^(?:这|那)(?:首|幅|部|本|篇|件|座|位|张|款|条)")
 # "那" / "那么" opening a question means "then", not "that"
-_ZH_LEADING_THEN = re.compile(
-    r"^(?:那么?|还有|另外)(?=[它他她这那]|怎|如何|为什么|为何|什么|要|该|还|能|[^，,]{0,12}呢)"
-)
 # A transliterated foreign name joins its parts with a middle dot ("让-皮埃尔·巴利冈", "庫那西利·美那西"):
 # a character inside it is a syllable of the name, never a referring word.
-_TRANSLITERATED = re.compile(r"[\u3400-\u9fff]+(?:[·‧・•][\u3400-\u9fff]+)+")
-_ZH_PREDICATE_VERBS = ("支持", "使用", "需要", "包含", "提供", "获得", "发现", "写", "写过", "用", "有")
 
-_EN_PERSON = {"he": "", "she": "", "him": "", "her": "'s", "his": "'s"}
-_EN_REFERRING = re.compile(
-    r"\b(?:this one|that one|these|those|this|that|it|its|they|them|their|he|him|his|she|her)\b",
-    re.IGNORECASE,
-)
-_EN_CONJUNCTION_THAT = re.compile(
-    r"\b(?:so|such|now|given|fact)\s+that\b|\bthat\s+(?:is|was)\s+(?:why|how)\b", re.I
-)
-_EN_WHAT_ABOUT = re.compile(r"^(?:and|but|so|then)?\s*(what|how)\s+about\s+(.+?)\s*\??$", re.IGNORECASE)
 
 # ---- the antecedent --------------------------------------------------------------------------------
 
-_EN_LEAD = re.compile(
-    r"^(?:tell me about|what about|explain|describe|"
-    r"(?:what|which|who|whom|how(?:\s+(?:long|many|much|often|far|old|big|fast|tall))?|why|when|where)"
-    r"(?:\s+(?:is|are|was|were|does|do|did|can|could|should|would|will))?|"
-    r"(?:is|are|was|were|does|do|did|can|could|should|will))\s+",
-    re.IGNORECASE,
-)
-_EN_OBJECT_LEAD = re.compile(r"^(?:who|what)\s+(?!is\b|are\b|was\b|were\b|does\b|do\b|did\b)(\w+)\s+", re.I)
-_EN_WHICH_NOUN = re.compile(
-    r"^(?:which|what)\s+((?:\w+\s+){0,2}?\w+)\s+(?:does|do|did|is|are|was|were)\s", re.I
-)
 # verbs that end the subject of "how does X merge ..." (no tagger offline; the common ones)
-_EN_VERBS = frozenset(
-    """merge merges work works handle handles store stores find finds detect detects change changes support
-    supports use uses mean means do does happen happens run runs make makes get gets keep keeps return
-    returns take takes choose chooses split splits compare compares affect affects cause causes need needs
-    rank ranks score scores build builds create creates load loads save saves know known stored used built
-    made called written based located founded born live lived form formed win won matter matters become
-    fit fits differ differs cost costs start starts stop stops compute computes""".split()  # noqa: SIM905
-)
-_ARTICLE = re.compile(r"^(?:the|a|an|my|our|your|this|that)\s+", re.IGNORECASE)
-_EN_NAME = re.compile(r"\b[A-Z][a-z]+(?:[ -](?:(?:da|de|di|van|von|der|le|la)\s)?[A-Z][a-z]+)+\b")
-_ZH_NOUNISH = ("n", "nr", "ns", "nt", "nz", "nrt", "nrfg", "eng", "vn", "an", "j", "l", "x", "m")
-_ZH_STOPPER = ("v", "p", "d", "r", "c", "u", "y", "uj", "ul", "vd", "ad", "f", "q")
 
 
 def _pos(text: str) -> list[tuple[str, str]]:
@@ -94,7 +43,9 @@ def _pos(text: str) -> list[tuple[str, str]]:
 def _zh_subject(question: str) -> str:
     """The noun phrase a Chinese question is about: its topic cut before the first verb after a noun."""
     tokens = list(segment(question))
-    if "时" in tokens[:6]:  # "文档切分时块大小…": the subject follows the time clause
+    if (
+        "时" in tokens[: params().limits.contextualize["time_clause_tokens"]]
+    ):  # "文档切分时块大小…": the subject follows the time clause
         question = "".join(tokens[tokens.index("时") + 1 :])
     topic = topic_of(question)
     pairs = _pos(topic)
@@ -102,14 +53,14 @@ def _zh_subject(question: str) -> str:
     for i, (word, flag) in enumerate(pairs):
         has_noun = any(f.startswith(("n", "eng")) for _, f in kept)
         last = i == len(pairs) - 1
-        if has_noun and flag[:1] in "vp" and (not last or len(word) == 1 or word in _ZH_PREDICATE_VERBS):
+        if has_noun and flag[:1] in "vp" and (not last or len(word) == 1 or word in _ZH.predicate_verbs):
             break
         kept.append((word, flag))
 
     def dangling(word: str, flag: str) -> bool:
         if flag[:1] == "v":  # a verb ends a noun phrase only as a predicate ("屠呦呦发现"), not "增量导入"
-            return len(word) == 1 or word in _ZH_PREDICATE_VERBS
-        return flag in _ZH_STOPPER or word in ("的", "默认")
+            return len(word) == 1 or word in _ZH.predicate_verbs
+        return flag in _ZH.stopper or word in ("的", "默认")
 
     while kept and dangling(*kept[-1]):
         kept.pop()
@@ -120,22 +71,20 @@ def _zh_subject(question: str) -> str:
 def _en_subject(question: str) -> str:
     """The noun phrase an English question is about (subject, or object after "who discovered")."""
     q = question.strip().rstrip("?.! ")
-    which = _EN_WHICH_NOUN.match(q)
+    which = _EN.which_noun.match(q)
     if which:
         return which.group(1)
-    obj = _EN_OBJECT_LEAD.match(q)
-    rest = q[obj.end() :] if obj else _EN_LEAD.sub("", q, count=1)
-    rest = _ARTICLE.sub("", rest)
+    obj = _EN.object_lead.match(q)
+    rest = q[obj.end() :] if obj else _EN.lead.sub("", q, count=1)
+    rest = _EN.article.sub("", rest)
     words = rest.split()
     kept: list[str] = []
     for word in words:
         bare = word.lower().strip(",;:")
-        if kept and (
-            bare in _EN_VERBS or bare in ("for", "to", "in", "on", "with", "by", "from", "when", "if")
-        ):
+        if kept and (bare in _EN.verbs or bare in _EN.ends_subject):
             break
         kept.append(word.strip(",;:"))
-    return " ".join(kept[:6]) or q
+    return " ".join(kept[: params().limits.contextualize["subject_words"]]) or q
 
 
 def _subject(question: str) -> str:
@@ -148,22 +97,22 @@ def _subject(question: str) -> str:
 
 def _latin_led(question: str) -> bool:
     """An English question that names a Chinese term ("What does 倒数排名融合 mean?")."""
-    return bool(re.match(r"^\s*(?:what|which|who|how|why|when|where|is|are|does|do|tell)\b", question, re.I))
+    return bool(_EN.latin_question_opening.match(question))
 
 
 def _person(text: str) -> str:
     """A person named in the text: a capitalised Latin name, or a Chinese name jieba tags as one."""
-    latin = _EN_NAME.findall(text)
+    latin = find_names(text, _NAME_SHAPE)
     if latin:
         return latin[0]
     for word, flag in _pos(text):
-        if flag in ("nr", "nrfg", "nrt") and len(word) >= 2:
+        if flag in _ZH.person_tags and len(word) >= 2:
             return word
     return ""
 
 
 def _title(text: str) -> str:
-    found = re.search(r"《[^》]{1,40}》", text)
+    found = next(title_matches(text, params().limits.contextualize["title_chars"]), None)
     return found.group(0) if found else ""
 
 
@@ -199,7 +148,7 @@ class _Conversation:
     def person(self) -> str:
         """A who-question's person is in its answer; otherwise the question's own person comes first."""
         question = self.last_question
-        if re.search(r"谁|\bwho(?:m|se)?\b", question, re.IGNORECASE):
+        if _ANY.asks_who.search(question):
             return _person(self.last_answer) or _person(question) or self.thing()
         return _person(question) or self.thing()
 
@@ -210,8 +159,8 @@ class _Conversation:
         return _items(self.last_question) or self.thing()
 
     def action(self) -> str:
-        q = re.sub(r"(?:可以|能|能否|可否|是否)", "", self.last_question)
-        return re.sub(r"[吗呢？?。\s]+$", "", q).strip()
+        q = _ZH.can_words.sub("", self.last_question)
+        return _ZH.question_end.sub("", q).strip()
 
 
 # ---- detection ------------------------------------------------------------------------------------
@@ -219,90 +168,37 @@ class _Conversation:
 
 def _zh_referring(question: str) -> tuple[int, int, str] | None:
     """(start, end, kind) of the first referring expression in a Chinese question."""
-    for words, kind in ((_ZH_ACTION, "action"), (_ZH_PLACE, "thing")):
+    for words, kind in ((_ZH.action, "action"), (_ZH.place, "thing")):
         for word in words:
             at = question.find(word)
             if at >= 0:
                 return at, at + len(word), kind
-    classified = re.search(
-        r"(?:这|那)(?:首|幅|部|本|篇|件|座|位|张|款|条)[\u4e00-\u9fff]{1,2}?(?=[是现在的，,？?吗]|$)",
-        question,
-    )
+    classified = _ANY.classified_thing.search(question)
     if classified:
         return classified.start(), classified.end(), "title"
     tokens = [piece for token in segment(question) for piece in _split_pronoun(token)]
-    names = [m.span() for m in _TRANSLITERATED.finditer(question)]
+    names = [m.span() for m in _ANY.transliterated.finditer(question)]
     at = 0
     for i, token in enumerate(tokens):
         if any(start <= at < end for start, end in names):  # 那 in "庫那西利·美那西" is a syllable
             at += len(token)
             continue
-        if token in _ZH_PERSON:
+        if token in _ZH.person:
             return at, at + len(token), "person"
-        if token in _ZH_THING:
+        if token in _ZH.thing:
             return at, at + len(token), "thing"
-        modal = token == "该" and "".join(tokens[i + 1 : i + 2]).startswith(
-            ("怎", "如何", "不", "是", "要", "会", "能", "有", "多")
-        )
-        if token in _ZH_DEMONSTRATIVE and not modal and (token not in ("那", "这") or i + 1 < len(tokens)):
+        modal = token == "该" and "".join(tokens[i + 1 : i + 2]).startswith(_ZH.modal_after_gai)
+        if token in _ZH.demonstrative and not modal and (token not in ("那", "这") or i + 1 < len(tokens)):
             if token in ("这两个", "这几个"):
                 return at, at + len(token), "pair"
             # "那个让检索变慢的东西": a relative clause describes the thing, it does not refer back
-            if token in ("那个", "这个", "那种", "这种") and _describes(tokens[i + 1 : i + 8]):
+            if token in _ZH.describable and _describes(
+                tokens[i + 1 : i + 1 + params().limits.contextualize["description_tokens"]]
+            ):
                 return None  # "那个让检索变慢的东西": a description, not a reference
             return at, at + len(token), "demonstrative"
         at += len(token)
     return None
-
-
-_TAKES_A_PRONOUN = frozenset(
-    [
-        "about",
-        "fix",
-        "solve",
-        "solved",
-        "handle",
-        "use",
-        "change",
-        "changed",
-        "explain",
-        "avoid",
-        "prevent",
-        "cause",
-        "mean",
-        "like",
-        "than",
-        "with",
-        "for",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "from",
-        "into",
-        "and",
-        "or",
-        "is",
-        "was",
-        "are",
-        "were",
-        "be",
-        "does",
-        "do",
-        "did",
-        "can",
-        "could",
-        "will",
-        "would",
-        "should",
-        "how",
-        "why",
-        "what",
-        "when",
-        "where",
-    ]
-)
 
 
 def _describes(following: list[str]) -> bool:
@@ -315,24 +211,22 @@ def _describes(following: list[str]) -> bool:
 
 def _split_pronoun(token: str) -> list[str]:
     """jieba glues a pronoun to its verb ("它会"): split it off so it can be found."""
-    found = re.match(r"^(它们|他们|她们|它|他|她)(.+)$", token)
+    found = _ZH.pronoun_opening.match(token)
     return [found.group(1), found.group(2)] if found else [token]
 
 
 def _en_referring(question: str) -> re.Match[str] | None:
-    if _EN_CONJUNCTION_THAT.search(question):
+    if _EN.conjunction_that.search(question):
         return None
-    for match in _EN_REFERRING.finditer(question):
+    for match in _EN.referring.finditer(question):
         word = match.group(0).lower()
         before = question[: match.start()].split()
-        if word == "that" and before and before[-1].lower() not in _TAKES_A_PRONOUN:
+        if word == "that" and before and before[-1].lower() not in _EN.takes_a_pronoun:
             continue  # "the film that was shot ...": a relative clause, not a reference
-        if word in ("this", "that", "these", "those"):
+        if word in _EN.demonstratives:
             nxt = question[match.end() :].lstrip()
             # "this setting" names its noun; keep it only when the noun is generic ("this one")
-            if nxt[:1].isalpha() and not re.match(
-                r"(?:one|ones)\b|(?:is|was|be|work|mean|do|does|allow|also)\b", nxt, re.I
-            ):
+            if nxt[:1].isalpha() and not _EN.not_after_demonstrative.match(nxt):
                 continue
         return match
     return None
@@ -342,25 +236,26 @@ def has_referring_word(question: str) -> bool:
     """Whether the question leans on something said before (a pronoun, a demonstrative, "what about")."""
     q = question.strip()
     if contains_cjk(q) and not _latin_led(q):
-        return _zh_referring(q) is not None or bool(re.search(r"^(?:那|还有)[^，,]{0,12}呢[？?]?$", q))
-    return _en_referring(q) is not None or bool(_EN_WHAT_ABOUT.match(q))
+        return _zh_referring(q) is not None or bool(_ZH.then_what_about.search(q))
+    return _en_referring(q) is not None or bool(_EN.what_about.match(q))
 
 
 def names_its_own_context(question: str) -> bool:
     """A long question, or one naming a person, title or identifier, carries its own antecedent
     ("Scott Buchholz ... he previously served as ...")."""
     q = question.strip()
-    long = len(re.findall(r"[\u4e00-\u9fff]", q)) > 20 if contains_cjk(q) else len(q.split()) > 12
+    lim = params().limits.contextualize
+    long = (
+        len(re.findall(r"[\u4e00-\u9fff]", q)) > lim["long_chars"]
+        if contains_cjk(q)
+        else len(q.split()) > lim["long_words"]
+    )
     own = (
-        re.search(r"《[^》]+》|\"[^\"]+\"|“[^”]+”", q)
-        or _EN_NAME.search(q)
+        next(title_matches(q, None, '《》""“”'), None)
+        or next(name_matches(q, _NAME_SHAPE), None)
         or re.search(r"\w*\d\w*|[A-Z]{2,}", q)
     )
     return bool(long or own or _said_before_the_reference(q) or _antecedent_before_pronoun(q))
-
-
-_ZH_NAMING_TAGS = ("n", "nr", "ns", "nt", "nz", "nrt", "nrfg", "eng")
-_EN_PRONOUNS = frozenset(["it", "its", "they", "them", "their", "he", "him", "his", "she", "her"])
 
 
 def _antecedent_before_pronoun(question: str) -> bool:
@@ -371,9 +266,9 @@ def _antecedent_before_pronoun(question: str) -> bool:
         found = _zh_referring(question)
         if found is None or (found[2] not in ("person", "thing") and question[found[0] : found[1]] != "其"):
             return False
-        return any(flag in _ZH_NAMING_TAGS for _, flag in _pos(question[: found[0]]))
+        return any(flag in _ZH.naming_tags for _, flag in _pos(question[: found[0]]))
     match = _en_referring(question)
-    if match is None or match.group(0).lower() not in _EN_PRONOUNS:
+    if match is None or match.group(0).lower() not in _EN.pronouns:
         return False
     return len(content_words(question[: match.start()])) >= 1
 
@@ -439,12 +334,12 @@ def _head(referent: str) -> str:
 
 
 def _zh_resolve(question: str, conversation: _Conversation) -> str:
-    q = _ZH_LEADING_THEN.sub("", question.strip())
+    q = _ZH.leading_then.sub("", question.strip())
     found = _zh_referring(q)
     if found is None:
         topic = conversation.thing()
-        stripped = re.sub(r"^(?:那么?|还有)", "", q).strip("，, ")
-        if stripped.endswith(("呢", "呢？", "呢?")):
+        stripped = _ZH.then_opening.sub("", q).strip("，, ")
+        if stripped.endswith(_ZH.what_about_endings):
             return _join(_head(topic), "的", stripped)
         return q
     start, end, kind = found
@@ -472,15 +367,15 @@ def _zh_resolve(question: str, conversation: _Conversation) -> str:
         if noun and len(noun) >= 2 and noun in conversation.last_question and noun not in referent:
             return _join(q[:start], f"{referent}的", after)  # 那个性能问题 -> HNSW 索引的性能问题
         # "这个机制" -> "增量导入的机制"; "这个能关掉吗" -> "X 能关掉吗"
-        names_noun = len(noun) >= 2 and not after.startswith(("的", "能", "会", "可以", "是", "需要"))
-        if word in ("其", "该", "此") or names_noun:
+        names_noun = len(noun) >= 2 and not after.startswith(_ZH.not_a_noun_after)
+        if word in _ZH.bare_referring or names_noun:
             return _join(q[:start], f"{referent}的", after)
     return _join(q[:start], referent, after)
 
 
 def _en_resolve(question: str, conversation: _Conversation) -> str:
-    q = re.sub(r"^(?:and|but|also|so|then)\s+", "", question.strip(), flags=re.IGNORECASE)
-    about = _EN_WHAT_ABOUT.match(q)
+    q = _EN.leading_conjunction.sub("", question.strip())
+    about = _EN.what_about.match(q)
     match = _en_referring(q)
     if about and not match:
         thing = about.group(2).rstrip("?")
@@ -488,15 +383,15 @@ def _en_resolve(question: str, conversation: _Conversation) -> str:
     if match is None:
         return q
     word = match.group(0).lower()
-    if word in _EN_PERSON:
+    if word in _EN.person:
         referent = conversation.person()
-        suffix = _EN_PERSON[word]
+        suffix = _EN.person[word]
     else:
         referent = conversation.thing()
         suffix = "'s" if word in ("its", "their") else ""
     if not referent:
         return q
-    if not contains_cjk(referent) and not re.search(r"[A-Z0-9_]", referent) and word not in _EN_PERSON:
+    if not contains_cjk(referent) and not re.search(r"[A-Z0-9_]", referent) and word not in _EN.person:
         referent = f"the {referent}"
     resolved = q[: match.start()] + referent + suffix + q[match.end() :]
     if match.start() == 0:

@@ -15,38 +15,23 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from core.text import CJK, contains_cjk, jieba
+from core.text import contains_cjk, jieba
+from providers.offline_brain.lexicon import lexicon
+from providers.offline_brain.weights import params
+
+_ZH, _EN, _ANY = lexicon().tables("decompose")
+_LIFE_VERBS, _DESCRIBED_HEAD = "|".join(_EN.life_verbs), "|".join(_ZH.described_head)
 
 # ---- cue lexicon shared with the analyzer ---------------------------------------------------------
 
-ZH_COMPARE_CUES = (
-    "区别",
-    "不同",
-    "对比",
-    "比较",
-    "差异",
-    "异同",
-    "优缺点",
-    "优劣",
-    "孰优孰劣",
-    "哪个更",
-    "哪一个更",
-    "哪个好",
-)
-EN_COMPARE_RE = re.compile(
-    r"\b(?:vs\.?|versus|compar(?:e|es|ed|ing|ison)|differ(?:s|ence|ences|ent from)?|better than|worse than"
-    r"|faster than|slower than|pros and cons|advantages and disadvantages|trade-?offs? between"
-    r"|which (?:one )?(?:is |should i (?:use|choose|pick) )?(?:better|faster|cheaper|safer|easier|more \w+))\b"
-    r"|^\s*[\w.+#-]+(?:\s[\w.+#-]+)?\s+or\s+[\w.+#-]+(?:\s[\w.+#-]+)?\s+(?:for|to|in)\b",
-    re.IGNORECASE,
-)
+ZH_COMPARE_CUES = _ZH.compare_cues
 
 
 def is_comparative(question: str) -> bool:
     """True when the question asks to contrast two or more things (zh or en cues)."""
     if any(cue in question for cue in ZH_COMPARE_CUES):
         return True
-    return bool(EN_COMPARE_RE.search(question))
+    return bool(_EN.compare_re.search(question))
 
 
 # ---- helpers --------------------------------------------------------------------------------------
@@ -80,119 +65,26 @@ def _dedupe(queries: list[str]) -> list[str]:
 
 # ---- Chinese lists (comparisons and enumerations) -------------------------------------------------
 
-_ZH_CONNECTORS = frozenset(
-    {"、", "和", "与", "跟", "同", "及", "以及", "vs", "VS", "Vs", "versus", "对", "或"}
-)
-_ZH_LIST_BOUNDARY = frozenset(
-    [
-        "的",
-        "在",
-        "有",
-        "是",
-        "各自",
-        "分别",
-        "之间",
-        "区别",
-        "差异",
-        "不同",
-        "比较",
-        "对比",
-        "异同",
-        "优缺点",
-        "优劣",
-        "上",
-        "中",
-        "方面",
-        "哪个",
-        "谁",
-        "，",
-        ",",
-        "？",
-        "?",
-        "。",
-        "：",
-        ":",
-        "请",
-        "一下",
-        "请问",
-        "有何",
-        "有什么",
-        "有哪些",
-        "什么",
-        "如何",
-        "怎么",
-        "怎样",
-        "为什么",
-        "哪些",
-        "吗",
-        "呢",
-        "了",
-        "对于",
-        "关于",
-        "中的",
-        "里",
-        "都",
-        "还",
-        "能",
-        "会",
-        "可以",
-        "应该",
-        "需要",
-    ]
-)
-_ZH_FILLER = (
-    "有什么区别",
-    "有什么不同",
-    "有何异同",
-    "有何区别",
-    "有何不同",
-    "的区别",
-    "的差异",
-    "的不同",
-    "的异同",
-    "的对比",
-    "的比较",
-    "区别",
-    "差异",
-    "不同",
-    "异同",
-    "对比",
-    "比较",
-    "各自",
-    "分别",
-    "之间",
-    "是什么",
-    "有哪些",
-    "有什么",
-    "有何",
-    "如何",
-    "怎么样",
-    "哪个好",
-    "哪个更好",
-    "吗",
-    "呢",
-)
-
 
 def zh_list(question: str) -> tuple[str, list[str], str] | None:
     """Find ``prefix, [items], rest`` around 、/和/与 connectors; None when no list of >= 2 items."""
     tokens = [t for t in segment(question)]
     for start, tok in enumerate(tokens):
-        if tok not in _ZH_CONNECTORS or tok == "对":
+        if tok not in _ZH.connectors or tok == "对":
             continue
         # first item: walk back from the connector to a boundary
         j = start - 1
-        while j >= 0 and (tokens[j].strip() == "" or tokens[j] not in _ZH_LIST_BOUNDARY | _ZH_CONNECTORS):
+        while j >= 0 and (tokens[j].strip() == "" or tokens[j] not in _ZH.list_boundary | _ZH.connectors):
             j -= 1
         first = "".join(tokens[j + 1 : start]).strip()
         if not first:
             continue
         items = [first]
         k = start
-        while k < len(tokens) and tokens[k] in _ZH_CONNECTORS and tokens[k] != "对":
+        while k < len(tokens) and tokens[k] in _ZH.connectors and tokens[k] != "对":
             m = k + 1
             while m < len(tokens) and (
-                tokens[m].strip() == "" or tokens[m] not in _ZH_LIST_BOUNDARY | _ZH_CONNECTORS
+                tokens[m].strip() == "" or tokens[m] not in _ZH.list_boundary | _ZH.connectors
             ):
                 m += 1
             item = "".join(tokens[k + 1 : m]).strip()
@@ -215,18 +107,16 @@ def _zh_comparison(question: str) -> list[str]:
         return []
     _prefix, items, rest = found
     rest = rest.strip()
-    which = re.match(r"^(?:哪个|哪一个|谁)(?:更|比较)?(.+)$", rest)
+    which = _ZH.which_more.match(rest)
     if which:
         return _dedupe([f"{item} {which.group(1).strip()}" for item in items])
-    zai = re.match(
-        r"^在\s*(.+?)\s*(?:上|方面|中|里)?\s*的?\s*(?:区别|差异|不同|异同|比较|对比|表现|优劣)", rest
-    )
+    zai = _ZH.in_aspect.match(rest)
     if zai:
         return _dedupe([f"{item} 在{zai.group(1)}上的表现" for item in items])
     if rest.startswith("在"):
         return _dedupe([f"{item} {rest}" for item in items])
     aspect = rest
-    for filler in _ZH_FILLER:
+    for filler in _ZH.filler:
         aspect = aspect.replace(filler, "")
     aspect = aspect.strip(" 的是？?。，,")
     if aspect:
@@ -236,7 +126,7 @@ def _zh_comparison(question: str) -> list[str]:
 
 def _zh_enumeration(question: str) -> list[str]:
     """ "A、B 和 C 的 X" → one query per item; needs 、 or 以及 so that plain "A 和 B" names stay whole."""
-    if not any(mark in question for mark in ("、", "以及", "分别", "各自")):
+    if not any(mark in question for mark in _ZH.enumeration_marks):
         return []
     found = zh_list(_strip_end(question))
     if not found:
@@ -248,57 +138,10 @@ def _zh_enumeration(question: str) -> list[str]:
 
 # ---- English lists --------------------------------------------------------------------------------
 
-_EN_BOUNDARY_PREP = re.compile(
-    r"\s+(?=(?:in terms of|with respect to|in|of|for|on|when|regarding|after|before|during|at|under|as|from|"
-    r"over|across|within|to)\s)",
-    re.IGNORECASE,
-)
-_EN_FUNCTION = frozenset(
-    [
-        "the",
-        "a",
-        "an",
-        "of",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "between",
-        "compare",
-        "comparing",
-        "and",
-        "what",
-        "which",
-        "who",
-        "how",
-        "why",
-        "when",
-        "where",
-        "do",
-        "does",
-        "did",
-        "list",
-        "name",
-        "give",
-        "tell",
-        "me",
-        "about",
-        "in",
-        "on",
-        "for",
-        "to",
-    ]
-)
-_WH_START = re.compile(
-    r"^(?:what|which|who|whom|whose|how|why|when|where|is|are|was|were|do|does|did|can|could|should|will)\b",
-    re.IGNORECASE,
-)
-
 
 def _split_last_item(text: str) -> tuple[str, str]:
     """Split a trailing qualifier off the last item: "X in terms of Y" -> ("X", "in terms of Y")."""
-    parts = _EN_BOUNDARY_PREP.split(text, maxsplit=1)
+    parts = _EN.boundary_prep.split(text, maxsplit=1)
     if len(parts) == 2 and parts[0].strip():
         return parts[0].strip(), parts[1].strip()
     return text.strip(), ""
@@ -309,7 +152,7 @@ def _split_first_item(text: str) -> tuple[str, str]:
     words = text.split()
     cut = 0
     for i, word in enumerate(words):
-        if word.lower().strip(",") in _EN_FUNCTION:
+        if word.lower().strip(",") in _EN.function:
             cut = i + 1
     if cut >= len(words):
         return text, ""
@@ -322,13 +165,13 @@ def _en_items(text: str, separators: str) -> list[str]:
 
 
 def _compose(prefix: str, item: str, suffix: str, question_like: bool) -> str:
-    if re.search(r"\b(?:the|a|an)$", prefix, re.IGNORECASE):
-        item = re.sub(r"^(?:the|a|an)\s+", "", item, flags=re.IGNORECASE)
-    aspect = re.match(r"^in terms of\s+(.+)$", suffix, re.IGNORECASE)
+    if _EN.ends_with_article.search(prefix):
+        item = _EN.leading_article.sub("", item)
+    aspect = _EN.in_terms_of.match(suffix)
     if aspect:
         item, suffix = f"{item} {aspect.group(1)}", ""
     query = _clean(" ".join(p for p in (prefix, item, suffix) if p)).rstrip("?")
-    if question_like and _WH_START.match(query):
+    if question_like and _EN.wh_start.match(query):
         query += "?"
     return query
 
@@ -336,48 +179,38 @@ def _compose(prefix: str, item: str, suffix: str, question_like: bool) -> str:
 def _en_comparison(question: str) -> list[str]:
     q = _strip_end(question)
     # "A vs B", "A versus B"
-    vs = re.split(r"\s+(?:vs\.?|versus)\s+", q, maxsplit=1, flags=re.IGNORECASE)
+    vs = _EN.versus.split(q, maxsplit=1)
     if len(vs) == 2:
         prefix, first = _split_first_item(vs[0])
         second, suffix = _split_last_item(vs[1])
         if not first:
             return []
-        frame = prefix if _WH_START.match(prefix) else ""
+        frame = prefix if _EN.wh_start.match(prefix) else ""
         return _dedupe([_compose(frame, item, suffix, True) for item in (first, second)])
     # "A or B for X?"
-    alt = re.match(r"^(?P<a>[\w.+#-]+(?:\s[\w.+#-]+)?)\s+or\s+(?P<b>.+)$", q, re.IGNORECASE)
-    if alt and not _WH_START.match(q):
+    alt = _EN.a_or_b.match(q)
+    if alt and not _EN.wh_start.match(q):
         second, suffix = _split_last_item(alt.group("b"))
         return _dedupe([_compose("", item, suffix, False) for item in (alt.group("a"), second)])
     # "Is A better than B for X"
-    than = re.search(
-        r"^(?P<left>.+?)\s+(?:\w+er|more \w+|less \w+)\s+than\s+(?P<right>.+)$", q, re.IGNORECASE
-    )
+    than = _EN.a_than_b.search(q)
     if than:
         _prefix, first = _split_first_item(than.group("left"))
         second, suffix = _split_last_item(than.group("right"))
         if first:
             return _dedupe([_compose("", item, suffix, False) for item in (first, second)])
     # "difference(s) between A and B", "compare A and/with/to B", "how does A compare to B", "A differ from B"
-    how = re.search(
-        r"\bhow (?:does|do|did)\s+(?P<a>.+?)\s+compare\s+(?:to|with)\s+(?P<b>.+)$", q, re.IGNORECASE
-    )
+    how = _EN.how_compare.search(q)
     if how:
         second, suffix = _split_last_item(how.group("b"))
         return _dedupe([_compose("", item, suffix, False) for item in (how.group("a"), second)])
-    differ = re.search(
-        r"^(?P<pre>.*?\b(?:does|do|is|are)\s+)?(?P<a>.+?)\s+differ\s+from\s+(?P<b>.+)$", q, re.IGNORECASE
-    )
+    differ = _EN.a_differ_from_b.search(q)
     if differ:
         _p, first = _split_first_item(differ.group("a"))
         second, suffix = _split_last_item(differ.group("b"))
         if first:
             return _dedupe([_compose("", item, suffix, False) for item in (first, second)])
-    cue = re.search(
-        r"\b(?:differences?|distinctions?|trade-?offs?)\s+between\s+|\bcompar(?:e|ing|ison of|ison between)\s+",
-        q,
-        re.IGNORECASE,
-    )
+    cue = _EN.between_cue.search(q)
     if not cue:
         return []
     body = q[cue.end() :]
@@ -389,7 +222,7 @@ def _en_comparison(question: str) -> list[str]:
     prefix = ""
     if " of " in items[0]:
         prefix, items[0] = items[0].rsplit(" of ", 1)
-        prefix = re.sub(r"^(?:the|a|an)\s+", "", prefix.strip(), flags=re.IGNORECASE) + " of"
+        prefix = _EN.leading_article.sub("", prefix.strip()) + " of"
     if not prefix and not suffix:
         return _dedupe([f"What is {item}?" for item in items])
     return _dedupe([_compose(prefix, item, suffix, False) for item in items])
@@ -398,16 +231,14 @@ def _en_comparison(question: str) -> list[str]:
 def _en_enumeration(question: str) -> list[str]:
     """ "What were the causes, key battles and consequences of X" → one query per item, frame kept."""
     q = _strip_end(question)
-    match = re.search(
-        r"(?P<head>[^,]+)(?P<mid>(?:,\s*[^,]+?)*),?\s+(?:and|or|as well as)\s+(?P<tail>[^,]+)$", q
-    )
+    match = _EN.enumeration.search(q)
     if not match or "," not in q:
         return []
     head, first = _split_first_item(match.group("head"))
     middle = [m.strip() for m in match.group("mid").split(",") if m.strip()]
     last, suffix = _split_last_item(match.group("tail"))
     items = [first, *middle, last]
-    if not first or any(len(item.split()) > 5 for item in items):
+    if not first or any(len(item.split()) > params().limits.decompose["item_words"] for item in items):
         return []
     return _dedupe([_compose(head, item, suffix, True) for item in items])
 
@@ -415,7 +246,7 @@ def _en_enumeration(question: str) -> list[str]:
 def _en_pair_as_well_as(question: str) -> list[str]:
     """ "What is the memory cost as well as the latency of HNSW" → two framed queries."""
     q = _strip_end(question)
-    match = re.search(r"^(?P<head>.+?)\s+as well as\s+(?P<tail>.+)$", q, re.IGNORECASE)
+    match = _EN.as_well_as.search(q)
     if not match:
         return []
     head, first = _split_first_item(match.group("head"))
@@ -427,80 +258,6 @@ def _en_pair_as_well_as(question: str) -> list[str]:
 
 # ---- clauses joined by conjunctions ---------------------------------------------------------------
 
-_EN_CLAUSE_SPLIT = re.compile(
-    r"\?\s+(?:and\s+|also,?\s+)?|;\s*|,?\s+(?:and(?:\s+also)?|as well as|also)\s+(?=(?:how|what|why|when|where|who|"
-    r"which|whose|is|are|was|were|does|do|did|can|could|should|will)\b)",
-    re.IGNORECASE,
-)
-_ZH_CLAUSE_SPLIT = re.compile(r"[？?；;]|，?以及|，?并且|，?而且|，\s*还有|，\s*同时|，\s*另外")
-_ZH_QUESTION_CUE = re.compile(r"如何|怎么|怎样|什么|为什么|为何|哪|吗|多少|几|是否|有没有|能否|可否")
-_EN_PRONOUN = re.compile(r"\b(it|its|they|them|their)\b", re.IGNORECASE)
-_ZH_PRONOUN = re.compile(r"它们|它|(?<![尤极])其(?![他中次实余])|(?<!应)该(?=[" + CJK + "])")
-
-_EN_LEAD = re.compile(
-    r"^(?:(?:what|which|who|how(?:\s+(?:long|many|much|often|far|old|big))?|why|when|where)\s+"
-    r"(?:is|are|was|were|does|do|did|can|could|should|would)"
-    r"(?:\s+(?:i|we|you|one))?|what's|tell me about|explain|describe|how to|can you explain|"
-    r"is|are|does|do)\s+",
-    re.IGNORECASE,
-)
-_EN_TRAILING_VERB = re.compile(
-    r"\s+(?:work|works|mean|means|do|does|happen|function|used for|use|compare|matter)$", re.IGNORECASE
-)
-_EN_CUT = re.compile(
-    r"\s+(?:is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|works?|in order to|if|when|"
-    r"because|so that|without|with)\b.*$",
-    re.IGNORECASE,
-)
-_ZH_LEAD = re.compile(r"^(?:请问|请|什么是|如何|怎么|怎样|为什么|为何|介绍一下|介绍|解释一下|解释|说说)\s*")
-_ZH_PREDICATE = frozenset(
-    [
-        "是",
-        "是什么",
-        "是啥",
-        "有",
-        "有哪些",
-        "有什么",
-        "有何",
-        "怎么",
-        "怎么样",
-        "如何",
-        "怎样",
-        "为什么",
-        "为何",
-        "是否",
-        "能否",
-        "可以",
-        "应该",
-        "需要",
-        "会",
-        "能",
-        "吗",
-        "呢",
-        "在哪",
-        "在哪里",
-        "哪",
-        "哪里",
-        "哪些",
-        "哪个",
-        "多少",
-        "几",
-        "什么",
-        "很",
-        "太",
-        "总是",
-        "经常",
-        "还",
-        "都",
-        "也",
-        "，",
-        ",",
-        "。",
-        "？",
-        "?",
-    ]
-)
-
 
 def topic_of(question: str) -> str:
     """The noun phrase a question is about ("How does hybrid search work?" → "hybrid search").
@@ -509,27 +266,27 @@ def topic_of(question: str) -> str:
     """
     q = _strip_end(question)
     if contains_cjk(q):
-        q = _ZH_LEAD.sub("", q)
+        q = _ZH.lead.sub("", q)
         kept: list[str] = []
         for token in segment(q):
-            if token in _ZH_PREDICATE and kept:
+            if token in _ZH.predicate and kept:
                 break
-            if token not in _ZH_PREDICATE:
+            if token not in _ZH.predicate:
                 kept.append(token)
         return "".join(kept).strip(" ，,") or q
-    q = _EN_LEAD.sub("", q)
+    q = _EN.lead.sub("", q)
     # "create an HNSW index" → "HNSW index": a lower-case word before an article is a verb here
-    q = re.sub(r"^[a-z]+\s+(?=(?:the|a|an|my|our|your)\s)", "", q)
-    q = re.sub(r"^(?:the|a|an|my|our|your)\s+", "", q, flags=re.IGNORECASE)
-    q = _EN_TRAILING_VERB.sub("", q)
-    cut = _EN_CUT.sub("", q).strip(" ,")
+    q = _EN.verb_before_article.sub("", q)
+    q = _EN.leading_determiner.sub("", q)
+    q = _EN.trailing_verb.sub("", q)
+    cut = _EN.cut.sub("", q).strip(" ,")
     words = (cut or q).split()
-    return " ".join(words[:5]).strip(" ,")
+    return " ".join(words[: params().limits.decompose["topic_words"]]).strip(" ,")
 
 
 def _resolve_pronouns(clause: str, topic: str, first_clause: str) -> str:
     if contains_cjk(clause):
-        return _ZH_PRONOUN.sub(topic, clause, count=1)
+        return _ZH.pronoun.sub(topic, clause, count=1)
 
     if re.search(rf"\b(?:the|a|an)\s+{re.escape(topic)}\b", first_clause, re.IGNORECASE):
         topic = f"the {topic}"  # "create an index … delete it" → "delete the index"
@@ -538,18 +295,18 @@ def _resolve_pronouns(clause: str, topic: str, first_clause: str) -> str:
         word = match.group(1).lower()
         return f"{topic}'s" if word in ("its", "their") else topic
 
-    return _EN_PRONOUN.sub(repl, clause, count=1)
+    return _EN.pronoun.sub(repl, clause, count=1)
 
 
 def _clauses(question: str) -> list[str]:
     q = question.strip()
     if contains_cjk(q):
-        parts = [_clean(p) for p in _ZH_CLAUSE_SPLIT.split(q)]
-        parts = [p for p in parts if len(p) >= 3]
-        if len(parts) < 2 or not all(_ZH_QUESTION_CUE.search(p) for p in parts[1:]):
+        parts = [_clean(p) for p in _ZH.clause_split.split(q)]
+        parts = [p for p in parts if len(p) >= params().limits.decompose["clause_chars"]]
+        if len(parts) < 2 or not all(_ZH.question_cue.search(p) for p in parts[1:]):
             return []
     else:
-        parts = [_clean(p) for p in _EN_CLAUSE_SPLIT.split(q)]
+        parts = [_clean(p) for p in _EN.clause_split.split(q)]
         parts = [p for p in parts if len(p.split()) >= 2]
         if len(parts) < 2:
             return []
@@ -557,210 +314,69 @@ def _clauses(question: str) -> list[str]:
     resolved = [parts[0]] + [_resolve_pronouns(p, topic, parts[0]) for p in parts[1:]]
     resolved = [p.rstrip("?？") for p in resolved]
     if not contains_cjk(q):
-        resolved = [p[0].upper() + p[1:] + ("?" if _WH_START.match(p) else "") for p in resolved]
+        resolved = [p[0].upper() + p[1:] + ("?" if _EN.wh_start.match(p) else "") for p in resolved]
     return _dedupe(resolved)
 
 
 # ---- bridge (nested relation) questions -----------------------------------------------------------
 
-EN_RELATIONAL = frozenset(
-    [
-        "director",
-        "directors",
-        "author",
-        "authors",
-        "writer",
-        "writers",
-        "spouse",
-        "spouses",
-        "wife",
-        "wives",
-        "husband",
-        "husbands",
-        "founder",
-        "founders",
-        "co-founder",
-        "ceo",
-        "president",
-        "presidents",
-        "capital",
-        "capitals",
-        "inventor",
-        "inventors",
-        "creator",
-        "creators",
-        "father",
-        "mother",
-        "son",
-        "daughter",
-        "parents",
-        "children",
-        "brother",
-        "sister",
-        "designer",
-        "designers",
-        "architect",
-        "architects",
-        "composer",
-        "composers",
-        "owner",
-        "owners",
-        "leader",
-        "leaders",
-        "head",
-        "heads",
-        "mayor",
-        "mayors",
-        "king",
-        "queen",
-        "producer",
-        "producers",
-        "developer",
-        "developers",
-        "maintainer",
-        "maintainers",
-        "publisher",
-        "publishers",
-        "manufacturer",
-        "manufacturers",
-        "headquarters",
-        "birthplace",
-        "coach",
-        "coaches",
-        "chairman",
-        "successor",
-        "predecessor",
-        "star",
-        "stars",
-        "singer",
-        "singers",
-        "members",
-        "member",
-        "winner",
-        "winners",
-        "chancellor",
-        "governor",
-        "governors",
-        "prime",
-    ]
-)
-_EN_RANKED = re.compile(
-    r"^(?:the\s+)?(?:top|first|last|largest|biggest|smallest|highest|lowest|most|least|best|oldest|newest|"
-    r"latest|current|\d+|two|three|four|five|six|seven|eight|nine|ten)\b",
-    re.IGNORECASE,
-)
-_EN_RELCLAUSE = re.compile(r"\b(?:that|which|who|whom|whose|where|when)\b", re.IGNORECASE)
-_EN_LIFE_VERBS = (
-    r"born|die|died|live|lived|grow up|grew up|study|studied|graduate|graduated|work|worked|located|"
-    r"founded|buried|raised|based|headquartered|educated"
-)
-
 
 def _en_bridge(question: str) -> list[str]:
     q = _strip_end(question)
-    wh = re.match(
-        r"^(?P<wh>(?:what|which|who|whom|where|when|how many|how old|in which|in what)(?:\s+\w+)?)\s+"
-        r"(?P<aux>is|are|was|were|did|does|do)\s+(?P<body>.+)$",
-        q,
-        re.IGNORECASE,
-    )
+    wh = _EN.wh_aux_body.match(q)
     if not wh:
         return []
     body = wh.group("body")
     # "the R1 of the R2 of X", "the R1 of the film that ...", "the R of each of the top 5 ..."
-    nested = re.match(
-        r"^(?:the|a|an)\s+(?P<r1>[\w-]+(?:\s+[\w-]+)?)\s+of\s+(?P<inner>.+)$", body, re.IGNORECASE
-    )
+    nested = _EN.r_of_inner.match(body)
     if nested:
-        inner = re.sub(r"^(?:each|all|every one|any)\s+of\s+", "", nested.group("inner"), flags=re.IGNORECASE)
-        inner_np = re.match(
-            r"^(?:the|a|an)\s+(?P<head>[\w-]+)(?:\s+of\s+.+|\s+\w+.*)?$", inner, re.IGNORECASE
-        )
+        inner = _EN.each_of.sub("", nested.group("inner"))
+        inner_np = _EN.inner_head.match(inner)
         described = bool(
             inner_np
             and (
-                (inner_np.group("head").lower() in EN_RELATIONAL and " of " in inner)
-                or _EN_RELCLAUSE.search(inner)
-                or _EN_RANKED.match(inner)
+                (inner_np.group("head").lower() in _EN.relational and " of " in inner)
+                or _EN.relclause.search(inner)
+                or _EN.ranked.match(inner)
             )
         )
         if described:
-            first = re.sub(r"^(?:the|a|an)\s+", "", inner, flags=re.IGNORECASE)
+            first = _EN.leading_article.sub("", inner)
             return [first, f"{nested.group('r1')} of <{first}>"]
     # "Where was the author of X born?"
     life = re.match(
-        rf"^(?:the|a|an)\s+(?P<r>[\w-]+)\s+of\s+(?P<x>.+?)\s+(?P<verb>(?:{_EN_LIFE_VERBS})\b.*)$",
+        rf"^(?:the|a|an)\s+(?P<r>[\w-]+)\s+of\s+(?P<x>.+?)\s+(?P<verb>(?:{'|'.join(_EN.life_verbs)})\b.*)$",
         body,
         re.IGNORECASE,
     )
-    if life and life.group("r").lower() in EN_RELATIONAL:
+    if life and life.group("r").lower() in _EN.relational:
         first = f"{life.group('r')} of {life.group('x')}"
         return [first, f"{wh.group('wh')} {wh.group('aux')} <{first}> {life.group('verb')}?"]
     return []
 
 
-ZH_RELATIONAL = (
-    "作者",
-    "导演",
-    "创始人",
-    "创办人",
-    "发明者",
-    "发明人",
-    "设计者",
-    "设计师",
-    "妻子",
-    "丈夫",
-    "夫人",
-    "父亲",
-    "母亲",
-    "儿子",
-    "女儿",
-    "首都",
-    "总统",
-    "总理",
-    "主席",
-    "首相",
-    "国王",
-    "作曲",
-    "作曲家",
-    "主演",
-    "老师",
-    "学生",
-    "继任者",
-    "前任",
-    "总部",
-    "首席执行官",
-    "CEO",
-    "负责人",
-    "维护者",
-    "开发者",
-    "出品方",
-    "母公司",
-)
-_ZH_DESCRIBED_HEAD = (
-    "人|工程师|科学家|作家|公司|国家|城市|电影|小说|书|学者|将军|皇帝|球队|大学|组织|项目|产品|团队"
-)
-_ZH_IDENTITY_ONLY = re.compile(r"^(?:是谁|是什么|是哪位|是哪个|是哪家|是哪里|叫什么|叫什么名字|是)?$")
-
-
 def _zh_bridge(question: str) -> list[str]:
     q = _strip_end(question)
-    rel = "|".join(sorted(ZH_RELATIONAL, key=len, reverse=True))
+    rel = "|".join(sorted(_ZH.relational, key=len, reverse=True))
     # chain: "<VP>的人的妻子…", "<X>的导演的妻子…"
-    chain = re.match(rf"^(?P<first>.+?的(?:{_ZH_DESCRIBED_HEAD}|{rel}))的(?P<r>{rel})(?P<rest>.*)$", q)
+    chain = re.match(
+        rf"^(?P<first>.+?的(?:{'|'.join(_ZH.described_head)}|{rel}))的(?P<r>{rel})(?P<rest>.*)$", q
+    )
     if chain:
         first = chain.group("first")
         return [first, f"<{first}>的{chain.group('r')}{chain.group('rest')}"]
     # "X 的作者出生在哪里": an attribute of the entity a relation names
     attr = re.match(rf"^(?P<x>.+?)的(?P<r>{rel})(?P<rest>.+)$", q)
-    if attr and not _ZH_IDENTITY_ONLY.match(attr.group("rest").strip()):
+    if attr and not _ZH.identity_only.match(attr.group("rest").strip()):
         first = f"{attr.group('x')}的{attr.group('r')}"
         return [first, f"<{first}>{attr.group('rest')}"]
     # "设计埃菲尔铁塔的工程师还设计了哪些建筑": a relative clause names the entity, then a new predicate
-    verbal = re.match(rf"^(?P<first>[^的，,]{{2,}}?的(?:{_ZH_DESCRIBED_HEAD}))(?P<rest>[^的].+)$", q)
-    if verbal and not _ZH_IDENTITY_ONLY.match(verbal.group("rest").strip()):
+    verbal = re.match(
+        rf"^(?P<first>[^的，,]{{2,}}?的(?:{'|'.join(_ZH.described_head)}))(?P<rest>[^的].+)$", q
+    )
+    if verbal and not _ZH.identity_only.match(verbal.group("rest").strip()):
         first = verbal.group("first")
-        if segment(first)[0] not in ("什么", "哪", "哪个", "哪些", "这", "那"):
+        if segment(first)[0] not in _ZH.not_a_described_head:
             return [first, f"<{first}>{verbal.group('rest')}"]
     return []
 

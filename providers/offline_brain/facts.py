@@ -13,57 +13,24 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from core.names import NameShape, find_titles, name_matches
 from core.text import contains_cjk, to_simplified
 from core.tokenize import EN_STOPWORDS
 from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.weights import params
 from providers.offline_brain.words import pos_tags
 
-_MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-_MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sept?(?:ember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
-MONTH_WORD = _MONTH  # a month as English writes it (for telling how a date is written)
-_DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
-_YEAR = r"(?:1[5-9]\d\d|20\d\d)"
+_ZH, _EN, _ANY = lexicon().tables("facts")
+_NAME_SHAPE = NameShape.from_dict(_EN.name_shape)
+
+MONTH_WORD = _EN.month  # a month as English writes it (for telling how a date is written)
 
 _KINDS = ("number", "date", "name", "place", "value")  # the kinds of fact a question can ask for
 # the cues for each kind, and for a role someone holds ("市长", "coach"): data/{zh,en}.json asks_for_*
 
 
-_DIGIT = re.compile(r"\d|[一二三四五六七八九十百千万亿两]")
-_DATE_MARK = re.compile(
-    r"\b1\d{3}\b|\b20\d{2}\b|\d+\s*年|\d+\s*月|\d+\s*日|[一二三四五六七八九〇零十]+年|世纪"
-)
-_VALUE = re.compile(r"\d|https?://|`[^`]+`|\b[A-Z][A-Z0-9_]{2,}\b")
-
-_EN_DATES = [
-    re.compile(rf"\b(?P<m>{_MONTH})\.?\s+(?P<d>{_DAY}),?\s+(?P<y>{_YEAR})\b"),  # May 29, 2020
-    re.compile(rf"\b(?P<d>{_DAY})\s+(?P<m>{_MONTH})\.?,?\s+(?P<y>{_YEAR})\b"),  # 29 May 2020
-    re.compile(rf"\b(?P<m>{_MONTH})\.?,?\s+(?P<y>{_YEAR})\b"),  # December 2015
-    re.compile(rf"\b(?P<y>{_YEAR})-(?P<mm>[01]?\d)-(?P<d>[0-3]?\d)\b"),  # 2020-05-29
-    re.compile(rf"(?<![\d.,$])\b(?P<y>{_YEAR})\b(?![.,]?\d)"),  # 2015
-]
-_ZH_DATE = re.compile(r"(?:(?P<y>\d{4})\s*年)?\s*(?:(?P<mm>\d{1,2})\s*月)?\s*(?:(?P<d>\d{1,2})\s*[日号])?")
-_NUMBER = re.compile(
-    r"(?<![A-Za-z0-9_.,])[$€£¥]?\s?(?P<n>\d+(?:[,，]\d{3})*(?:\.\d+)?)(?!\d)\s*"
-    r"(?P<u>%|％|万亿|千万|百万|万|亿|千|百|(?:million|billion|trillion|thousand|percent)\b)?"
-    r"(?!\s*(?:年|月|日|号))",
-    re.IGNORECASE,
-)
-_CAPITALISED = re.compile(
-    r"(?:[A-Z]\.|[A-Z][\w'’&-]*)(?:\s+(?:(?:van|von|de|der|den|da|di|du|del|la|le|bin|al|of|the|and)\s+)*"
-    r"(?:[A-Z]\.|[A-Z][\w'’&-]*))*"
-)
-# people, organisations, other proper nouns, and places: a club or firm often bears its city's name (利物浦)
-_ZH_NAME_FLAGS = ("nr", "nt", "nz", "ns")
-_ZH_PLACE_FLAGS = ("ns",)
-_TITLE = re.compile(r"《([^》]{1,40})》")
-_NAME_DOTS = ("·", "•", "・")  # 罗伯特·唐尼, J·K·罗琳: a transliterated name's parts
-# how much a fact of this precision counts: a full date says more than a year alone (set by hand)
-
-
-_DATELINE = re.compile(
-    rf"^\s*(?:{_MONTH}\.?\s+{_DAY},?\s+{_YEAR}|\d{{4}}年\d{{1,2}}月\d{{1,2}}日|\d{{4}}-\d{{1,2}}-\d{{1,2}})\s*(?:\.{{2,}}|…+)\s*"
-)
+_EN_DATES = _EN.dates
+_DATELINE = _ANY.dateline
 
 
 def split_dateline(text: str) -> tuple[str, str]:
@@ -86,7 +53,7 @@ def wanted(question: str) -> set[str]:
     kinds = {kind for kind in _KINDS if words.pattern(f"asks_for_{kind}").search(question)}
     if not kinds and words.pattern("names_a_role").search(question):
         kinds.add("name")  # "香港第四任行政长官？", "year-end No 1 in tennis in 2019": who holds the role
-    if "date" in kinds and "number" in kinds and not re.search(r"\bhow (?:many|much)\b|多少", question):
+    if "date" in kinds and "number" in kinds and not _ANY.how_many.search(question):
         kinds.discard("number")
     if "place" in kinds:
         kinds.discard("name")  # 哪个城市 / which city: the place cue is the more specific one
@@ -96,12 +63,12 @@ def wanted(question: str) -> set[str]:
 def has_kind(sentence: str, kind: str) -> bool:
     """The sentence states something of this kind at all (facts the question states included)."""
     if kind == "number":
-        return bool(_DIGIT.search(sentence))
+        return bool(_ZH.digit.search(sentence))
     if kind == "date":
-        return bool(_DATE_MARK.search(sentence))
+        return bool(_ZH.date_mark.search(sentence))
     if kind in ("name", "place"):
         return bool(facts(sentence, kind, ""))
-    return bool(_VALUE.search(sentence))
+    return bool(_EN.value.search(sentence))
 
 
 def facts(sentence: str, kind: str, question: str) -> dict[str, float]:
@@ -138,36 +105,7 @@ def stated_facts(sentence: str, kind: str, question: str) -> dict[str, tuple[flo
     return {k: v for k, v in found.items() if k not in stated}
 
 
-_ORDINAL_WORDS = [
-    "first",
-    "second",
-    "third",
-    "fourth",
-    "fifth",
-    "sixth",
-    "seventh",
-    "eighth",
-    "ninth",
-    "tenth",
-    "eleventh",
-    "twelfth",
-    "thirteenth",
-    "fourteenth",
-    "fifteenth",
-    "sixteenth",
-    "seventeenth",
-    "eighteenth",
-    "nineteenth",
-    "twentieth",
-]
-_EDITION = {
-    "year": re.compile(rf"(?<!\d)({_YEAR})(?!\d)"),
-    "ordinal": re.compile(
-        rf"\b(\d{{1,3}})(?:st|nd|rd|th)\b|\b({'|'.join(_ORDINAL_WORDS)})\b"
-        r"|\b(?:season|series|edition)\s+(\d{1,3})\b|第\s*([0-9一二三四五六七八九十百两]{1,5})\s*[届次季部期任代]",
-        re.IGNORECASE,
-    ),
-}
+_EDITION = _ANY.edition
 _ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"两": 2, "〇": 0}
 
 
@@ -194,8 +132,8 @@ def editions(text: str) -> dict[str, set[int]]:
     for kind, pattern in _EDITION.items():
         for m in pattern.finditer(text):
             value = next(g for g in m.groups() if g)
-            if value.lower() in _ORDINAL_WORDS:
-                number: int | None = _ORDINAL_WORDS.index(value.lower()) + 1
+            if value.lower() in _EN.ordinal_words:
+                number: int | None = _EN.ordinal_words.index(value.lower()) + 1
             else:
                 number = _zh_number(value)
             if number is not None:
@@ -220,11 +158,11 @@ def _dates(text: str) -> dict[str, tuple[float, str]]:
             taken.append(m.span())
             parts = m.groupdict()
             month = parts.get("mm") or (
-                str(_MONTHS.index(parts["m"][:3].lower()) + 1) if parts.get("m") else None
+                str(_EN.months.index(parts["m"][:3].lower()) + 1) if parts.get("m") else None
             )
             day = re.sub(r"\D", "", parts.get("d") or "") or None
             _add_date(found, parts["y"], month, day, m.group(0))
-    for m in _ZH_DATE.finditer(text):
+    for m in _ZH.date.finditer(text):
         if m.group(0).strip() and (m.group("y") or m.group("mm")):
             if any(a <= m.start() < b for a, b in taken):
                 continue
@@ -244,18 +182,18 @@ def _add_date(
 
 
 # parts of a date or a clock time are not amounts: "Oct 23, 2019, 6:30 p.m." states no number 23 or 6
-_NOT_AMOUNTS = [*_EN_DATES[:4], re.compile(rf"\b{_DAY},\s+{_YEAR}\b"), re.compile(r"\b\d{1,2}:\d{2}\b")]
+_NOT_AMOUNTS = [*_EN_DATES[:4], *_EN.not_amounts]
 
 
 def _numbers(text: str) -> dict[str, tuple[float, str]]:
     out: dict[str, tuple[float, str]] = {}
     taken = [m.span() for pattern in _NOT_AMOUNTS for m in pattern.finditer(text)]
-    for m in _NUMBER.finditer(text):
+    for m in _ANY.number.finditer(text):
         if any(a <= m.start("n") < b for a, b in taken):
             continue
         value = m.group("n").replace(",", "").replace("，", "")
         unit = (m.group("u") or "").lower().replace("％", "%").replace("percent", "%")
-        if re.fullmatch(_YEAR, value) and not unit:
+        if re.fullmatch(_ANY.year, value) and not unit:
             continue  # a bare year is a date, not an amount
         out.setdefault(value + unit, (1.0, m.group(0).strip()))
     return out
@@ -269,44 +207,40 @@ def _question_words(question: str) -> frozenset[str]:
     return frozenset(words)
 
 
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_POSSESSIVE = re.compile(r"['’]s$")
-
-
 def _name_words(words: list[str]) -> list[str]:
     """A capitalised run trimmed to the name it holds: without a leading article, month or weekday,
     a possessor ("Slovenia's Tadej Pogačar" -> Tadej Pogačar), words with digits ("No1 Ashleigh Barty")
     or a trailing "of"."""
     for i in range(len(words) - 1, -1, -1):
-        if _POSSESSIVE.search(words[i]) or any(c.isdigit() for c in words[i]):
-            words = words[i + 1 :] or [_POSSESSIVE.sub("", words[i])]
+        if _ANY.possessive.search(words[i]) or any(c.isdigit() for c in words[i]):
+            words = words[i + 1 :] or [_ANY.possessive.sub("", words[i])]
             break
 
     def dropped(word: str) -> bool:
         low = word.lower().strip(".")
-        month = re.fullmatch(_MONTH, word.strip("."), re.IGNORECASE)  # "Mar", "March"; not "Mara"
-        return low in EN_STOPWORDS or bool(month) or low in _WEEKDAYS or any(c.isdigit() for c in word)
+        month = re.fullmatch(_EN.month, word.strip("."), re.IGNORECASE)  # "Mar", "March"; not "Mara"
+        return low in EN_STOPWORDS or bool(month) or low in _EN.weekdays or any(c.isdigit() for c in word)
 
     while words and dropped(words[0]):
         words = words[1:]
-    while words and (words[-1].lower() in ("of", "the", "and") or any(c.isdigit() for c in words[-1])):
+    while words and (words[-1].lower() in _EN.not_name_endings or any(c.isdigit() for c in words[-1])):
         words = words[:-1]
     return words
 
 
 def _names(sentence: str, kind: str) -> dict[str, tuple[float, str]]:
-    out = [t for t in _TITLE.findall(sentence)] if kind == "name" else []
+    out = find_titles(sentence, params().limits.facts["title_chars"]) if kind == "name" else []
     # a sentence's first word is capitalised whatever it is ("View maps ...", "Results of ..."), so
     # alone it is not taken for a name
     first = re.search(r"[A-Za-z]", sentence)
-    for m in _CAPITALISED.finditer(sentence):
+    for m in name_matches(sentence, _NAME_SHAPE):
         words = _name_words(m.group(0).split())
         if len(words) == 1 and first and m.start() == first.start() and m.group(0).split()[0] == words[0]:
             continue
         if words and not (len(words) == 1 and len(words[0]) < 2):
             out.append(" ".join(words).rstrip("."))
     if contains_cjk(sentence):
-        flags = _ZH_NAME_FLAGS if kind == "name" else _ZH_PLACE_FLAGS
+        flags = _ZH.name_flags if kind == "name" else _ZH.place_flags
         # tagged as simplified text: jieba's dictionary is simplified, and 葉偉民 and 叶伟民 are one name
         tagged = pos_tags(to_simplified(sentence))
         if kind == "name":
@@ -346,7 +280,7 @@ def _dotted_names(words: list[str]) -> list[str]:
     out, i = [], 0
     while i < len(words):
         j = i
-        while j + 2 < len(words) and words[j + 1] in _NAME_DOTS and words[j + 2].strip(" ·•・，。"):
+        while j + 2 < len(words) and words[j + 1] in _ANY.name_dots and words[j + 2].strip(" ·•・，。"):
             j += 2
         name = "".join(words[i : j + 1])
         if j > i and contains_cjk(name):
@@ -356,33 +290,15 @@ def _dotted_names(words: list[str]) -> list[str]:
 
 
 # "什么是X？", "X是什么？", "X指的是什么？", "What is X?", "What does X mean?": the question asks what X is
-_DEFINITION_QUESTIONS = (
-    re.compile(r"^\s*(?:请问)?什么(?:是|叫做?)\s*(?P<x>.+?)\s*[？?。]?\s*$"),
-    re.compile(
-        r"^\s*(?P<x>.+?)\s*(?:是什么|是指什么|指的是什么|是什么意思|是何物)\s*(?:[\w]{0,4})?\s*[？?。]?\s*$"
-    ),
-    re.compile(r"^\s*what\s+(?:is|are|was|were)\s+(?:an?\s+|the\s+)?(?P<x>.+?)\s*\??\s*$", re.IGNORECASE),
-    re.compile(r"^\s*what\s+does\s+(?:an?\s+|the\s+)?(?P<x>.+?)\s+mean\s*\??\s*$", re.IGNORECASE),
-)
 # what may stand between the term and its copula: "（Bluestone Accord）", "，亦称三角恋，", ", also called X,"
-_ASIDE = re.compile(
-    r"^(?:\s*[（(][^（）()]{0,80}[）)]|\s*[，,]\s*(?:亦|又|也)(?:称|作|名)[^，,。]{0,40}|"
-    r"\s*,\s*(?:also|often|sometimes)\s+(?:called|known as)\s+[^,.]{0,60},?)*\s*[，,]?\s*",
-    re.IGNORECASE,
-)
 # "X is a …", not the passive "X is seen as …" / "X was signed in …"
-_COPULA = re.compile(
-    r"^(?:是|系|指|即|为)|^(?:means|refers to)\b|^(?:is|are|was|were)\b"
-    r"(?!\s+(?:\w+ed|seen|known|held|kept|made|given|taken|built|written|fought|found|won|sold)\b)",
-    re.IGNORECASE,
-)
 
 
 def defined_term(question: str) -> str | None:
     """The term a definition question asks about ("青石协议" for "什么是青石协议？"), or None."""
-    for pattern in _DEFINITION_QUESTIONS:
+    for pattern in _ANY.definition_questions:
         m = pattern.match(question)
-        if m and 1 <= len(m.group("x")) <= 60:
+        if m and 1 <= len(m.group("x")) <= params().limits.facts["defined_term_chars"]:
             return m.group("x")
     return None
 
@@ -391,9 +307,9 @@ def defines(sentence: str, term: str) -> bool:
     """The sentence opens with the term and goes on to say what it is ("X（…），是…", "X is a …"):
     the defining sentence, not one that merely repeats the term."""
     text = to_simplified(sentence.strip())
-    text = re.sub(r"^(?:the|an?)\s+", "", text, flags=re.IGNORECASE)
-    want = re.sub(r"^(?:the|an?)\s+", "", to_simplified(term.strip()), flags=re.IGNORECASE)
+    text = _EN.leading_article.sub("", text)
+    want = _EN.leading_article.sub("", to_simplified(term.strip()))
     if not want or not text.lower().startswith(want.lower()):
         return False
-    rest = _ASIDE.sub("", text[len(want) :], count=1)
-    return bool(_COPULA.match(rest))
+    rest = _ANY.aside.sub("", text[len(want) :], count=1)
+    return bool(_ANY.copula.match(rest))

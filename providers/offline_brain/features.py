@@ -9,16 +9,18 @@ is a new function here, a refit (``bench/fit_offline_brain.py``) and a test, nev
 from __future__ import annotations
 
 import math
-import re
 
 from core.text import detect_language
 from providers.offline_brain.facts import defines as _defines
 from providers.offline_brain.facts import has_kind
 from providers.offline_brain.facts import other_edition as _other_edition
+from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.profile import QuestionProfile
 
+_ZH, _EN, _ANY = lexicon().tables("features")
+
+
 FACT_KINDS = frozenset({"number", "date", "name", "place"})  # kinds whose facts can be read off a sentence
-_ASKS = re.compile(r"[?？]\s*(?:\[\d+\])?\s*$")
 
 
 def term_weights(terms: list[str], sentences: list[set[str]]) -> dict[str, float]:
@@ -61,7 +63,7 @@ def foreign(sentence: str, profile: QuestionProfile, cover: float) -> float:
 
 def restates_question(sentence: str) -> float:
     """1 when the sentence is itself a question: evidence that restates the question does not answer it."""
-    return float(bool(_ASKS.search(sentence)))
+    return float(bool(_ANY.asks.search(sentence)))
 
 
 def fits_kind(sentence: str, stated: dict[str, float], profile: QuestionProfile) -> float:

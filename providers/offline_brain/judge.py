@@ -10,9 +10,8 @@ passages is judged on meaning instead of failing on zero word overlap.
 
 from __future__ import annotations
 
-import re
-
 from core.chunks import ScoredChunk
+from core.names import NameShape, find_names, title_matches
 from core.schemas import (
     RELEVANCE_THRESHOLD,
     ChunkJudgement,
@@ -24,13 +23,13 @@ from core.schemas import (
 from core.text import detect_language, split_sentences
 from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.features import on_question
+from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.meaning import Meaning
-from providers.offline_brain.profile import QuestionProfile, as_profile
+from providers.offline_brain.profile import QuestionProfile, as_profile, profile_for
 from providers.offline_brain.weights import BrainParams, params
 from providers.offline_brain.words import missing_words
 
-_MULTIWORD_NAME = re.compile(r"\b[A-Z][a-z]+(?: (?:of |de |da |von |van |the )?[A-Z][a-z]+)+\b")
-_TITLE = re.compile(r"《[^》]{1,40}》")
+_NAME_SHAPE = NameShape.from_dict(lexicon().entry("judge.name_shape", "en")["table"])
 
 
 def retrieval_score(chunk: ScoredChunk) -> float:
@@ -95,7 +94,7 @@ def evaluate(
     """Judge the chunks; sufficient when the best chunks match the question (by its terms or by
     meaning) and every sub-query is matched too. ``threshold`` is the key-term coverage that counts
     as a lexical match; relevance is ``weights.judge.relevance`` over the rank signal and the match."""
-    profile, judge = as_profile(question), (weights or params()).judge
+    profile, judge = profile_for(question, analysis), (weights or params()).judge
     question, terms, semantic_match = profile.text, profile.terms, judge.semantic_match
     if not chunks:
         return RetrievalEvaluation(
@@ -205,11 +204,13 @@ def evaluate(
 def pointed_to(question: str, chunks: list[ScoredChunk]) -> list[str]:
     """Names the best passages mention that the question does not (multi-word names, 《titles》):
     where a second hop could go."""
-    asked = question.lower()
+    asked, limits = question.lower(), params().limits.judge
     names: list[str] = []
     for chunk in chunks:
-        text = chunk.chunk.text[:600]
-        found = _MULTIWORD_NAME.findall(text) + _TITLE.findall(text)
+        text = chunk.chunk.text[: limits["pointer_chars"]]
+        found = find_names(text, _NAME_SHAPE) + [
+            m.group(0) for m in title_matches(text, limits["title_chars"])
+        ]
         for name in found:
             if name.lower() not in asked and name.lower() != chunk.chunk.title.lower():
                 names.append(name)

@@ -9,6 +9,7 @@ from core.text import contains_cjk
 from core.tokenize import tokenize
 from providers.offline_brain.analysis import drop_identifier_parts, extract_entities, key_terms, surface_terms
 from providers.offline_brain.decompose import decompose, topic_of
+from providers.offline_brain.weights import params
 
 
 def normalise_query(query: str) -> str:
@@ -28,7 +29,11 @@ def candidate_rewrites(question: str, evaluation: RetrievalEvaluation) -> list[s
     entities = extract_entities(question)
     core = entities[0] if entities else topic_of(question)
     own_subs = set(decompose(question))
-    subs = [strip_bridge(m) for m in evaluation.missing_info if m in own_subs or len(tokenize(m)) >= 4]
+    subs = [
+        strip_bridge(m)
+        for m in evaluation.missing_info
+        if m in own_subs or len(tokenize(m)) >= params().limits.rewrite["missing_terms"]
+    ]
     terms = [m for m in evaluation.missing_info if strip_bridge(m) not in subs]
     candidates: list[str] = list(subs)
     if terms:

@@ -9,7 +9,6 @@ close in meaning to a passage saying "k = 60", but 80 is nowhere in it.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
 from core.schemas import Passage, SentenceSupport
@@ -17,15 +16,12 @@ from core.text import CITATION_RE, parse_citations, split_sentences
 from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.answer import LEAD_RE, NOT_A_CLAIM_RE
 from providers.offline_brain.extractive import coverage
+from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.meaning import Meaning
 from providers.offline_brain.weights import params
 from tools.shown import operands, recomputes, strip_lead
 
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_LATIN_SPECIFIC = re.compile(
-    r"\b(?:[A-Z][A-Za-z0-9_.-]*[A-Z0-9_][A-Za-z0-9_.-]*|[a-z]+_[a-z0-9_]+|[A-Z][a-z]{2,})\b"
-)
-_SENTENCE_START_WORD = re.compile(r"^\W*([A-Z][a-z]+)\b")
+_ZH, _EN, _ANY = lexicon().tables("support")
 
 
 def _fold(text: str) -> str:
@@ -35,9 +31,9 @@ def _fold(text: str) -> str:
 def specifics(sentence: str) -> list[str]:
     """Numbers and Latin-script names or identifiers a sentence states (not its first word)."""
     bare = CITATION_RE.sub("", sentence)
-    found = _NUMBER.findall(unicodedata.normalize("NFKC", bare))
-    first = _SENTENCE_START_WORD.match(bare)
-    for match in _LATIN_SPECIFIC.finditer(bare):
+    found = _ANY.number.findall(unicodedata.normalize("NFKC", bare))
+    first = _ANY.sentence_start_word.match(bare)
+    for match in _EN.latin_specific.finditer(bare):
         if first and match.start() == first.start(1):
             continue
         found.append(match.group(0))

@@ -122,6 +122,14 @@ class OtherParams(BaseModel):
     provenance: dict[str, Any] = Field(default_factory=dict)
 
 
+class Limits(BaseModel):
+    """The rules' cut-offs (lengths, windows, counts), one mapping per module: ``limits.analysis["long_words"]``.
+    Hand-set with the rule each belongs to (see ``provenance``), never fitted."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+    provenance: dict[str, Any] = Field(default_factory=dict)
+
+
 class BrainParams(BaseModel):
     """Every tuned number of the offline brain, with provenance; serialisable and comparable."""
 
@@ -132,6 +140,7 @@ class BrainParams(BaseModel):
     judge: JudgeParams
     agreement: AgreementParams
     other: OtherParams
+    limits: Limits
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump()

@@ -8,19 +8,18 @@ that is not a stopword or question filler).
 
 from __future__ import annotations
 
-import re
-
 from core.text import contains_cjk
 from core.text import jieba as load_jieba
 from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.decompose import segment
+from providers.offline_brain.lexicon import lexicon
 
-_LATIN_WORD = re.compile(r"[A-Za-z0-9][\w.+#/-]*[\w+#]|[A-Za-z0-9]")
+_ZH, _EN, _ANY = lexicon().tables("words")
 
 
 def content_words(text: str) -> list[str]:
     """The words of ``text`` that carry content, in order, without repeats (surface forms)."""
-    pieces = [w.strip() for w in segment(text)] if contains_cjk(text) else _LATIN_WORD.findall(text)
+    pieces = [w.strip() for w in segment(text)] if contains_cjk(text) else _EN.latin_word.findall(text)
     words = [w for w in pieces if w and (len(w) >= 2 or not contains_cjk(w)) and key_terms(w)]
     return list(dict.fromkeys(words))
 

@@ -1,0 +1,77 @@
+"""The one name extractor and the one title extractor: capitalised names and 《titles》 in text.
+
+Every role that reads a name off English text (the analyser's entities, the follow-up resolver's
+antecedents, the judge's pointers, the writer's name facts, the bridge hop's next entity, the entity
+graph) uses ``find_names``; every role that reads a 《title》 uses ``find_titles``. Roles differ in what they accept
+as a name, and those differences are a ``NameShape`` (data the role passes), not a regex of its own:
+which capitalised word, which lower-case particles may join two words ("Leonardo da Vinci", "Bank of
+England"), whether several may stand in a row ("Ludwig van der Rohe"), whether one word alone counts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+
+
+@dataclass(frozen=True)
+class NameShape:
+    """What one role reads as a capitalised name."""
+
+    word: str = r"[A-Z][\w'’.-]*"  # one capitalised word
+    particles: tuple[str, ...] = ()  # lower-case words allowed between two words ("of", "van", "da")
+    gap: str = r"\s+"  # between two words
+    after_particle: str = r"\s+"  # between a particle and the next word
+    particle_run: bool = False  # several particles in a row ("van der")
+    two_or_more: bool = False  # one capitalised word alone is no name
+    before: str = r"\b"  # what must hold before the first word
+    after: str = ""  # what must hold after the last word
+
+    @classmethod
+    def from_dict(cls, data: dict) -> NameShape:
+        return cls(**{**data, "particles": tuple(data.get("particles", ()))})
+
+    def pattern(self) -> str:
+        """The regex source of this shape (compiled by ``re`` or, for ``\\p{Lu}`` words, ``regex``)."""
+        joined = ""
+        if self.particles:
+            joined = f"(?:(?:{'|'.join(self.particles)}){self.after_particle})" + (
+                "*" if self.particle_run else "?"
+            )
+        more = "+" if self.two_or_more else "*"
+        return f"{self.before}{self.word}(?:{self.gap}{joined}{self.word}){more}{self.after}"
+
+
+@lru_cache(maxsize=32)
+def _compiled(shape: NameShape) -> re.Pattern[str]:
+    return re.compile(shape.pattern())
+
+
+def name_matches(text: str, shape: NameShape) -> Iterator[re.Match[str]]:
+    """Each capitalised name of ``shape`` in ``text``, as a match (its position matters to some roles)."""
+    return _compiled(shape).finditer(text)
+
+
+def find_names(text: str, shape: NameShape) -> list[str]:
+    """The capitalised names of ``shape`` in ``text``, in order."""
+    return [m.group(0) for m in name_matches(text, shape)]
+
+
+@lru_cache(maxsize=32)
+def _title_re(limit: int | None, marks: str) -> re.Pattern[str]:
+    count = f"{{1,{limit}}}" if limit else "+"
+    pairs = [marks[i : i + 2] for i in range(0, len(marks), 2)]
+    return re.compile("|".join(f"{re.escape(o)}([^{re.escape(c)}]{count}){re.escape(c)}" for o, c in pairs))
+
+
+def title_matches(text: str, limit: int | None = 40, marks: str = "《》") -> Iterator[re.Match[str]]:
+    """Each quoted title in ``text``: 《…》 by default (``marks`` lists opening/closing pairs, e.g.
+    "《》「」“”"), at most ``limit`` characters inside (None: any length)."""
+    return _title_re(limit, marks).finditer(text)
+
+
+def find_titles(text: str, limit: int | None = 40, marks: str = "《》") -> list[str]:
+    """The titles in ``text`` without their marks (《三体》 → 三体), in order."""
+    return [next(g for g in m.groups() if g) for m in title_matches(text, limit, marks)]
