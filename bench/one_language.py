@@ -10,8 +10,8 @@ both copies of the fact are in the evidence. An answer is **one-language** when 
 from a … source" label (every sentence is in the question's language); **has gold** when it contains an
 accepted answer (``evaluators.metrics.answer_has_gold``), counted on the questions whose accepted answer
 is in both copies (``IfNotPresent``, ``defineEmits``: a Chinese answer cannot hold "weight of 0"). Prints
-both per multiplier (1 = the gate off); the multiplier kept is the smallest one-language-maximising value
-that does not lower has-gold.
+both per multiplier (1 = the gate off); the multiplier kept is the mildest (largest) one that reaches the best
+one-language rate without lowering has-gold.
 """
 
 from __future__ import annotations
