@@ -134,3 +134,11 @@ def test_the_label_goes_before_the_other_language_sentences_only(reader, sentenc
 
     items = [Candidate(i, 0, s, 1.0, 1.0) for i, s in enumerate(sentences)]
     assert _cite(items, [passage(1, sentences[0]), passage(2, sentences[1])], reader) == expected
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["2018-2019赛季欧冠决赛利物浦2比0热刺.", "修改之前的说法winner-take.", "默认值见 values.yaml 文件。"],
+)
+def test_chinese_around_hyphens_and_dots_stays_chinese(sentence):
+    assert sentence_language(sentence) == "zh"

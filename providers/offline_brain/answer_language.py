@@ -18,12 +18,12 @@ from collections.abc import Callable
 
 from core.text import CJK_RE
 
-_SET_ASIDE = re.compile(
+_SET_ASIDE = re.compile(  # ASCII classes only: a Chinese run is never an identifier
     r"`[^`]*`"  # inline code
     r"|https?://\S+"  # links
-    r"|(?<!\w)--?[A-Za-z][\w-]*"  # command-line options
-    r"|\b[\w.]*[A-Za-z][\w.]*[_./:][\w./:-]*"  # identifiers and paths: helm.sh/hook, values.yaml
-    r"|\b\w+-\w[\w-]*"  # kube-system, v-if
+    r"|(?<![A-Za-z0-9_])--?[A-Za-z][A-Za-z0-9_-]*"  # command-line options
+    r"|[A-Za-z0-9_.]*[A-Za-z][A-Za-z0-9_.]*[_./:][A-Za-z0-9_./:-]*"  # identifiers, paths: values.yaml
+    r"|[A-Za-z0-9_]+-[A-Za-z0-9_][A-Za-z0-9_-]*"  # kube-system, v-if
 )
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 _NAMES = {"zh": {"en": "英文"}, "en": {"zh": "Chinese"}}

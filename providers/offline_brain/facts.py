@@ -294,8 +294,13 @@ def _name_words(words: list[str]) -> list[str]:
     return words
 
 
+_CODE_SPAN = re.compile(r"`([^`\n]{1,60})`")
+
+
 def _names(sentence: str, kind: str) -> dict[str, tuple[float, str]]:
     out = [t for t in _TITLE.findall(sentence)] if kind == "name" else []
+    if kind == "name":  # technical docs name their things in code: "哪个修饰符" is answered by `.once`
+        out += [span.strip("<>/ ") for span in _CODE_SPAN.findall(sentence) if span.strip("<>/ ")]
     # a sentence's first word is capitalised whatever it is ("View maps ...", "Results of ..."), so
     # alone it is not taken for a name
     first = re.search(r"[A-Za-z]", sentence)
