@@ -142,3 +142,28 @@ def test_the_label_goes_before_the_other_language_sentences_only(reader, sentenc
 )
 def test_chinese_around_hyphens_and_dots_stays_chinese(sentence):
     assert sentence_language(sentence) == "zh"
+
+
+@pytest.mark.parametrize(
+    ("reader", "sentences", "expected"),
+    [
+        (
+            "zh",
+            ["用 `defineAsyncComponent` 定义异步组件：", "import { defineAsyncComponent } from 'vue'"],
+            "用 `defineAsyncComponent` 定义异步组件：[1]。 import { defineAsyncComponent } from 'vue' [2].",
+        ),
+        (
+            "en",
+            [
+                "Define an async component with `defineAsyncComponent`:",
+                "const AsyncComp = defineAsyncComponent(() => {})",
+            ],
+            "Define an async component with `defineAsyncComponent`: [1]. const AsyncComp = defineAsyncComponent(() => {}) [2].",
+        ),
+    ],
+)
+def test_a_code_line_carries_no_language_label(reader, sentences, expected):
+    from providers.offline_brain.answer import Candidate, _cite
+
+    items = [Candidate(i, 0, s, 1.0, 1.0) for i, s in enumerate(sentences)]
+    assert _cite(items, [passage(1, sentences[0]), passage(2, sentences[1])], reader) == expected

@@ -27,7 +27,12 @@ from core.text import contains_cjk
 from providers.offline_brain import features as f
 from providers.offline_brain.agreement import Scored, agreement, backing, differing_words, rival_map, twins
 from providers.offline_brain.analysis import key_terms
-from providers.offline_brain.answer_language import reader_copies, sentence_language, source_label
+from providers.offline_brain.answer_language import (
+    is_code_line,
+    reader_copies,
+    sentence_language,
+    source_label,
+)
 from providers.offline_brain.extractive import split_sentences
 from providers.offline_brain.facts import MONTH_WORD, compatible, facts, split_dateline, stated_facts
 from providers.offline_brain.lexicon import lexicon
@@ -352,12 +357,14 @@ def choose(
 def _cite(items: list[Candidate], passages: list[Passage], reader: str = "") -> str:
     """Sentences in evidence order, each closed by its passage's [n]; spacing follows each sentence.
     With the ``reader``'s language, each run of sentences in another language opens with a label
-    naming it (``answer_language.source_label``)."""
+    naming it (``answer_language.source_label``); code lines belong to the run they sit in."""
     parts: list[str] = []
     previous = reader
     for item in sorted(items, key=lambda c: (c.passage_index, c.position)):
         sentence = item.sentence.rstrip()
-        language = sentence_language(sentence) if reader else ""
+        # a code line is in no language: it carries no label and does not end the run it sits in
+        code = is_code_line(sentence) or not is_prose(sentence)
+        language = (previous if code else sentence_language(sentence)) if reader else ""
         label = source_label(reader, language) if reader and language != previous else ""
         previous = language
         marker = f"[{passages[item.passage_index].number}]"

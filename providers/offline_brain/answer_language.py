@@ -26,6 +26,10 @@ _SET_ASIDE = re.compile(  # ASCII classes only: a Chinese run is never an identi
     r"|[A-Za-z0-9_]+-[A-Za-z0-9_][A-Za-z0-9_-]*"  # kube-system, v-if
 )
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
+# a line of code or markup quoted from a page ("import { ref } from 'vue'", "<h1 v-show=…>", "// note")
+_CODE_LINE = re.compile(
+    r"^\s*(?:import\s|export\s|const\s|let\s|var\s|function\s|return\s|<[A-Za-z/!]|//|\$ )|=>|</|[{;]\s*$"
+)
 _NAMES = {"zh": {"en": "英文"}, "en": {"zh": "Chinese"}}
 
 
@@ -37,6 +41,11 @@ def sentence_language(sentence: str) -> str:
     if not cjk:
         return "en"
     return "zh" if cjk >= len(_LATIN_WORD.findall(prose)) else "en"
+
+
+def is_code_line(sentence: str) -> bool:
+    """A line of code or markup: in no human language, so it carries no language label."""
+    return bool(_CODE_LINE.search(sentence))
 
 
 def source_label(reader: str, language: str) -> str:
@@ -71,4 +80,4 @@ def reader_copies(
     return out
 
 
-__all__ = ["reader_copies", "sentence_language", "source_label"]
+__all__ = ["is_code_line", "reader_copies", "sentence_language", "source_label"]
