@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.schemas import Passage
-from providers.brain import offline_brain
 from providers.offline_brain.answer_language import sentence_language, source_label
+from tests.test_offline_answers import brain, passage
+
+__all__ = ["brain"]  # the module-scoped offline brain with the real embedder, used by name
 
 # one fact, as Vue's docs state it in English and in their Chinese translation
 SHOW_EN = (
@@ -18,15 +19,6 @@ SHOW_EN = (
 SHOW_ZH = "`v-show` 仅切换了该元素上名为 `display` 的 CSS 属性。要按条件渲染，请使用 `v-if`。"
 PULL_EN = "`helm create` sets the `imagePullPolicy` to `IfNotPresent` by default."
 PULL_ZH = "`helm create` 默认会把 `imagePullPolicy` 设置为 `IfNotPresent`。"
-
-
-@pytest.fixture(scope="module")
-def brain(embedder):
-    return offline_brain(embedder=embedder)
-
-
-def passage(number: int, text: str) -> Passage:
-    return Passage(number=number, chunk_id=f"c{number}", source=f"docs/{number}.md", text=text)
 
 
 @pytest.mark.parametrize(
@@ -127,26 +119,7 @@ def test_a_gbk_chinese_page_is_quoted_as_chinese(brain, tmp_path):
             ],
             "Hybrid search merges the two rankings with reciprocal rank fusion [1]. (Quoted from a Chinese source.) 每个片段的得分是 1/(k+排名) 之和，k 取 60 [2]。",
         ),
-    ],
-)
-def test_the_label_goes_before_the_other_language_sentences_only(reader, sentences, expected):
-    from providers.offline_brain.answer import Candidate, _cite
-
-    items = [Candidate(i, 0, s, 1.0, 1.0) for i, s in enumerate(sentences)]
-    assert _cite(items, [passage(1, sentences[0]), passage(2, sentences[1])], reader) == expected
-
-
-@pytest.mark.parametrize(
-    "sentence",
-    ["2018-2019赛季欧冠决赛利物浦2比0热刺.", "修改之前的说法winner-take.", "默认值见 values.yaml 文件。"],
-)
-def test_chinese_around_hyphens_and_dots_stays_chinese(sentence):
-    assert sentence_language(sentence) == "zh"
-
-
-@pytest.mark.parametrize(
-    ("reader", "sentences", "expected"),
-    [
+        # a code line is in no language: no label before it
         (
             "zh",
             ["用 `defineAsyncComponent` 定义异步组件：", "import { defineAsyncComponent } from 'vue'"],
@@ -162,8 +135,16 @@ def test_chinese_around_hyphens_and_dots_stays_chinese(sentence):
         ),
     ],
 )
-def test_a_code_line_carries_no_language_label(reader, sentences, expected):
+def test_the_label_goes_before_other_language_sentences_only_never_before_code(reader, sentences, expected):
     from providers.offline_brain.answer import Candidate, _cite
 
     items = [Candidate(i, 0, s, 1.0, 1.0) for i, s in enumerate(sentences)]
     assert _cite(items, [passage(1, sentences[0]), passage(2, sentences[1])], reader) == expected
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["2018-2019赛季欧冠决赛利物浦2比0热刺.", "修改之前的说法winner-take.", "默认值见 values.yaml 文件。"],
+)
+def test_chinese_around_hyphens_and_dots_stays_chinese(sentence):
+    assert sentence_language(sentence) == "zh"
