@@ -257,6 +257,19 @@ def test_the_graph_asks_back_instead_of_answering(make_context):
             "它的常数是多少？",
             "混合检索的常数是多少？",
         ),
+        (
+            [
+                ("user", "How does the Milvus store handle deletions?"),
+                ("assistant", "Marked, compacted [1]."),
+            ],
+            "How often does it compact segments?",
+            "How often does Milvus store compact segments?",
+        ),
+        (
+            [("user", "Milvus 存储怎么处理删除？"), ("assistant", "标记后压缩[1]。")],
+            "它多久压缩一次段？",
+            "Milvus 存储多久压缩一次段？",
+        ),
     ],
 )
 def test_the_referent_is_a_whole_noun_phrase_not_a_fragment(history, follow_up, standalone):
