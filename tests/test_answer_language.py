@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from core.schemas import Passage
 from providers.offline_brain.answer_language import sentence_language, source_label
 from tests.test_offline_answers import brain, passage
 
@@ -148,3 +149,45 @@ def test_the_label_goes_before_other_language_sentences_only_never_before_code(r
 )
 def test_chinese_around_hyphens_and_dots_stays_chinese(sentence):
     assert sentence_language(sentence) == "zh"
+
+
+@pytest.mark.parametrize(
+    ("question", "sections"),
+    [
+        (
+            "KeepAlive 用哪个属性限制缓存的组件实例数量？",
+            [
+                (
+                    "KeepAlive > Basic Usage",
+                    "By default, `<KeepAlive>` will cache any component instance inside.",
+                ),
+                (
+                    "KeepAlive > Max Cached Instances",
+                    "We can limit the number of cached instances via the `max` prop.",
+                ),
+            ],
+        ),
+        (
+            "Which KeepAlive prop limits how many component instances are cached?",
+            [
+                ("KeepAlive > 基本使用", "默认情况下，`<KeepAlive>` 会缓存内部的任何组件实例。"),
+                (
+                    "KeepAlive > 最大缓存实例数",
+                    "我们可以通过传入 `max` prop 来限制可被缓存的最大组件实例数。",
+                ),
+            ],
+        ),
+    ],
+)
+def test_across_languages_the_section_heading_speaks_for_its_sentences(brain, embedder, question, sections):
+    from providers.offline_brain.answer import candidates
+    from providers.offline_brain.meaning import Meaning
+
+    passages = [
+        Passage(number=n, chunk_id=f"c{n}", source="docs/keep-alive.md", heading=h, text=t)
+        for n, (h, t) in enumerate(sections, start=1)
+    ]
+    found = {c.passage_index: c for c in candidates(question, passages, Meaning(embedder))}
+    assert found[1].features["heading_meaning"] > found[0].features["heading_meaning"] > 0
+    assert found[1].score > found[0].score
+    assert "max" in brain.write(question, passages).answer

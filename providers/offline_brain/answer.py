@@ -129,6 +129,11 @@ def candidates(
                     bodies.append(sentence)
     sims = meaning.similarity(profile.text, [r[2] for r in rows]) if meaning and rows else [0.0] * len(rows)
     headings = [set(key_terms(p.heading)) for p in passages]
+    # what each passage's heading says, by meaning: across languages the section often names the answer
+    titled = [p.heading for p in passages]
+    heading_sims = (
+        meaning.similarity(profile.text, titled) if meaning and any(titled) else [0.0] * len(passages)
+    )
     found_in = [set(key_terms(r[2])) | headings[r[0]] for r in rows]  # the heading says what it is about
     weight = f.term_weights(profile.terms, found_in)
     signals: list[dict[str, float]] = []
@@ -177,6 +182,7 @@ def candidates(
             "prior": f.prior(p_index),
             "other_edition": away,
             "reader_copy": copy,
+            "heading_meaning": f.meaning(heading_sims[p_index]) if passages[p_index].heading else 0.0,
         }
         score = weights.writer.score(signal) if topical else 0.0
         shown = _surfaces(sentence, kinds, profile.text)  # with the snippet's date: copies differ there too
