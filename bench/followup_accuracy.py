@@ -5,7 +5,8 @@ Usage:
 
 A ``resolve`` turn is right when the standalone question names the referent (one of the accepted
 forms), no longer contains the referring word (它, that, they...) and keeps the follow-up's own words
-(``keep``). A ``no_antecedent`` turn (a fresh thread) is right when the agent asks which thing is meant
+(``keep``), and none of the words a fragment of another turn would bring (``forbid``: "How do I enable
+CORS" is not a noun phrase). A ``no_antecedent`` turn (a fresh thread) is right when the agent asks which thing is meant
 instead of searching. A ``standalone`` turn is right when it is left exactly as asked.
 """
 
@@ -58,7 +59,8 @@ def judge(row: dict) -> tuple[bool, str]:
     named = any(_has_word(out, form) for form in row["referent"])
     gone = not row["pronoun"] or not _has_word(out, row["pronoun"])
     kept = all(_has_word(out, word) for word in row["keep"])
-    return named and gone and kept, out
+    whole = not any(_has_word(out, word) for word in row.get("forbid", []))
+    return named and gone and kept and whole, out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,6 +3,7 @@ encoding; binary content is refused with a ``LoaderError`` a user can act on."""
 
 from __future__ import annotations
 
+from ingestion.chinese_bytes import looks_like_gbk
 from ingestion.documents import LoaderError
 
 # A decoded text with more than this share of control characters is treated as binary.
@@ -39,13 +40,23 @@ def decode_text(data: bytes, *, declared: str | None = None) -> str:
             return _checked_text(text)
     if b"\x00" in data:
         raise LoaderError("binary file (NUL bytes)")
-    codecs = ["utf-8"] + ([declared] if declared else []) + _detected_encodings(data)
+    # GBK Chinese the detector misses or mistakes for Shift-JIS/Big5 (ingestion/chinese_bytes.py)
+    gbk = ["gb18030"] if not _is_utf8(data) and looks_like_gbk(data) else []
+    codecs = ["utf-8"] + ([declared] if declared else []) + gbk + _detected_encodings(data)
     for codec in dict.fromkeys(codecs):
         try:
             return _checked_text(data.decode(codec))
         except (UnicodeDecodeError, LookupError):
             continue
     raise LoaderError("not valid UTF-8 text and no known encoding fits; save the file as UTF-8")
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _detected_encodings(data: bytes) -> list[str]:

@@ -219,3 +219,83 @@ def test_the_graph_asks_back_instead_of_answering(make_context):
         result = ask(build_graph(), question, context=make_context())
         assert phrase in result.answer and result.insufficient and not result.citations
         assert not [e for e in result.trace if e.node.startswith("retrieve_")]  # nothing was searched
+
+
+# ---- issue 21: whole noun phrases, and no resolving a pronoun whose sentence names its antecedent ----
+
+
+@pytest.mark.parametrize(
+    ("history", "follow_up", "standalone"),
+    [
+        (
+            [("user", "How do I enable CORS?"), ("assistant", "Add CORSMiddleware [1].")],
+            "What are its default allowed methods?",
+            "What are CORS's default allowed methods?",
+        ),
+        (
+            [("user", "怎么开启 CORS？"), ("assistant", "添加 CORSMiddleware[1]。")],
+            "它默认允许哪些方法？",
+            "CORS 默认允许哪些方法？",
+        ),
+        (
+            [("user", "How do I configure the semantic answer cache?"), ("assistant", "Set it [1].")],
+            "How do I turn it off?",
+            "How do I turn the semantic answer cache off?",
+        ),
+        (
+            [("user", "语义缓存的阈值怎么配置？"), ("assistant", "设置 AGENTIC_RAG_CACHE_THRESHOLD[1]。")],
+            "怎么把它关掉？",
+            "怎么把语义缓存关掉？",
+        ),
+        (
+            [("user", "Where are conversation checkpoints stored?"), ("assistant", "In SQLite [1].")],
+            "How large do they get?",
+            "How large do the conversation checkpoints get?",
+        ),
+        (
+            [("user", "混合检索默认怎么合并结果？"), ("assistant", "倒数排名融合[1]。")],
+            "它的常数是多少？",
+            "混合检索的常数是多少？",
+        ),
+        (
+            [
+                ("user", "How does the Milvus store handle deletions?"),
+                ("assistant", "Marked, compacted [1]."),
+            ],
+            "How often does it compact segments?",
+            "How often does Milvus store compact segments?",
+        ),
+        (
+            [("user", "Milvus 存储怎么处理删除？"), ("assistant", "标记后压缩[1]。")],
+            "它多久压缩一次段？",
+            "Milvus 存储多久压缩一次段？",
+        ),
+    ],
+)
+def test_the_referent_is_a_whole_noun_phrase_not_a_fragment(history, follow_up, standalone):
+    assert contextualize_question(follow_up, history) == standalone
+
+
+@pytest.mark.parametrize(
+    ("history", "follow_up"),
+    [
+        (
+            [("user", "混合检索默认怎么合并结果？"), ("assistant", "倒数排名融合[1]。")],
+            "What should I do when the index is damaged, and how do I rebuild it with a different chunk size?",
+        ),
+        (
+            [("user", "How do I rebuild the index?"), ("assistant", "Run ingest --rebuild [1].")],
+            "索引损坏的时候怎么办，怎么用不同的分块大小重建它？",
+        ),
+        (
+            [("user", "What does the reranker do?"), ("assistant", "It reorders candidates [1].")],
+            "Does the reranker need a GPU, or can it run on a CPU?",
+        ),
+        (
+            [("user", "混合检索默认用什么方法合并结果？"), ("assistant", "倒数排名融合[1]。")],
+            "重排序器需要 GPU 吗，还是它能在 CPU 上运行？",
+        ),
+    ],
+)
+def test_a_pronoun_whose_sentence_names_its_antecedent_is_left_alone(history, follow_up):
+    assert contextualize_question(follow_up, history) == follow_up

@@ -102,7 +102,16 @@ class TestTables:
             "FACT_KINDS",
         }
         for path in sorted(Path(DATA).parent.glob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            exported = {
+                id(node.value)
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Assign)
+                and any(getattr(t, "id", "") == "__all__" for t in node.targets)
+            }
+            for node in ast.walk(tree):
+                if id(node) in exported:
+                    continue
                 if isinstance(node, ast.Tuple | ast.List | ast.Set):
                     words = [
                         e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)

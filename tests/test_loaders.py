@@ -385,3 +385,28 @@ def test_bundled_guide_loads_in_both_languages() -> None:
         docs = [load_document(path, max_bytes=MAX) for path in scan_sources([guide / language]).files]
         assert len(docs) >= 5
         assert any(block.kind == "table" for doc in docs for block in doc.blocks)
+
+
+@pytest.mark.parametrize(
+    ("encoding", "text"),
+    [
+        # GBK Chinese doc text the character-set detector rejected or read as Shift-JIS / Big5
+        ("gbk", "后置渲染器可以与 `install`、`upgrade` 和 `template` 命令一起使用。"),
+        (
+            "gbk",
+            "# 渲染选项 {#options-rendering}\n\n- **类型**`string`\n\n通过 `template` 选项提供的模板将会在运行时即时编译。",
+        ),
+        (
+            "gbk",
+            "| 注解值 | 描述 |\n| --- | --- |\n| `before-hook-creation` | 新钩子启动前删除之前的资源（默认） |",
+        ),
+        # legacy text that is not Chinese stays what it is
+        ("euc_kr", "대한민국의 수도는 서울입니다. 오늘 날씨가 좋습니다."),
+        ("big5", "繁體中文的文件，歐洲的歷史與文化。"),
+        ("cp1252", "Grüße aus München, schön."),
+    ],
+)
+def test_gbk_chinese_docs_decode_as_chinese_and_other_legacy_text_does_not(encoding: str, text: str) -> None:
+    from ingestion.loaders import decode_text
+
+    assert decode_text(text.encode(encoding)) == text

@@ -73,10 +73,18 @@ class TestForeign:
         assert f.foreign("Oslo has 700,000 inhabitants.", zh, 0.0) == 1.0
         assert f.foreign("奥斯陆有七十万人口。", en, 0.0) == 1.0
 
-    def test_same_language_or_shared_terms(self) -> None:
-        zh = profile("奥斯陆有多少人口？")
+    def test_same_language_is_not_foreign(self) -> None:
+        zh, en = profile("奥斯陆有多少人口？"), profile("How many people live in Oslo?")
         assert f.foreign("奥斯陆有七十万人口。", zh, 0.0) == 0.0
-        assert f.foreign("Oslo has 700,000 inhabitants.", zh, 0.3) == 0.0
+        assert f.foreign("Oslo has 700,000 inhabitants.", en, 0.0) == 0.0
+
+    def test_shared_terms_leave_meaning_the_rest(self) -> None:
+        """Issue 21: a Chinese question over English docs shares a name or two (`v-model`, KeepAlive)
+        with many sentences; sharing one no longer takes the meaning weight away altogether."""
+        zh, en = profile("奥斯陆有多少人口？"), profile("How many people live in Oslo?")
+        assert f.foreign("Oslo has 700,000 inhabitants.", zh, 0.3) == pytest.approx(0.7)
+        assert f.foreign("奥斯陆有七十万人口。", en, 0.5) == pytest.approx(0.5)
+        assert f.foreign("Oslo has 700,000 inhabitants.", zh, 1.0) == 0.0
 
 
 class TestRestatesQuestion:
@@ -198,3 +206,29 @@ class TestLexicon:
         assert custom.pattern("greet").search("oh hi there") and not custom.pattern("greet").search("this")
         with pytest.raises(KeyError, match="no word list"):
             custom.pattern("farewell")
+
+
+class TestCodeNames:
+    """Issue 21: technical docs name their things in code, so `.once` answers "哪个修饰符…" as a name would."""
+
+    @pytest.mark.parametrize(
+        ("sentence", "question", "name"),
+        [
+            ("`.once` - trigger handler at most once.", "哪个事件修饰符让事件只触发一次？", ".once"),
+            (
+                "`.once` 修饰符让处理函数最多触发一次。",
+                "Which event modifier makes a handler fire a single time?",
+                ".once",
+            ),
+            ("We can limit the cache via the `max` prop.", "KeepAlive 用哪个属性限制缓存数量？", "max"),
+        ],
+    )
+    def test_an_inline_code_span_is_a_name(self, sentence: str, question: str, name: str) -> None:
+        from providers.offline_brain.facts import facts
+
+        assert name.lower() in facts(sentence, "name", question)
+
+    def test_the_question_own_code_is_not_an_answer(self) -> None:
+        from providers.offline_brain.facts import facts
+
+        assert "keepalive" not in facts("`<KeepAlive>` caches instances.", "name", "KeepAlive 用哪个属性？")

@@ -23,10 +23,16 @@ import re
 from dataclasses import dataclass, field
 
 from core.schemas import DraftAnswer, Passage, strip_bridge
-from core.text import contains_cjk, detect_language
+from core.text import contains_cjk
 from providers.offline_brain import features as f
 from providers.offline_brain.agreement import Scored, agreement, backing, differing_words, rival_map, twins
 from providers.offline_brain.analysis import key_terms
+from providers.offline_brain.answer_language import (
+    is_code_line,
+    reader_copies,
+    sentence_language,
+    source_label,
+)
 from providers.offline_brain.extractive import split_sentences
 from providers.offline_brain.facts import compatible, facts, split_dateline, stated_facts
 from providers.offline_brain.lexicon import lexicon
@@ -39,7 +45,6 @@ _ZH, _EN, _ANY = lexicon().tables("answer")
 
 
 FACT_KINDS = f.FACT_KINDS
-_LANGUAGE_NAME = {("zh", "en"): "英文", ("en", "zh"): "Chinese"}
 # What the writer adds around copied sentences; verification strips or skips these (no claim in them).
 LEAD_RE = _ANY.lead_re
 NOT_A_CLAIM_RE = _ANY.not_a_claim_re
@@ -117,6 +122,11 @@ def candidates(
                     bodies.append(sentence)
     sims = meaning.similarity(profile.text, [r[2] for r in rows]) if meaning and rows else [0.0] * len(rows)
     headings = [set(key_terms(p.heading)) for p in passages]
+    # what each passage's heading says, by meaning: across languages the section often names the answer
+    titled = [p.heading for p in passages]
+    heading_sims = (
+        meaning.similarity(profile.text, titled) if meaning and any(titled) else [0.0] * len(passages)
+    )
     found_in = [set(key_terms(r[2])) | headings[r[0]] for r in rows]  # the heading says what it is about
     weight = f.term_weights(profile.terms, found_in)
     signals: list[dict[str, float]] = []
@@ -139,12 +149,20 @@ def candidates(
         {} if away else _stated(body, kinds, profile.text)
         for body, away in zip(bodies, elsewhere, strict=True)
     ]
+    # translated pages state a fact in both languages: the reader's own copy is the one to quote
+    copies = reader_copies(
+        [r[2] for r in rows],
+        [r[0] for r in rows],
+        [topical > 0 for _, topical in scored],
+        profile.reader,
+        meaning.pairwise if meaning else None,
+    )
     backed = backing(rows, votes, scored, weights.agreement)
     agree = agreement(votes, backed, weights.agreement)
     disputed = contested([r[0] for r in rows], bodies, votes, scored)
     out = []
-    for (p_index, position, sentence), signal, (_, topical), said, agreed, away, dispute in zip(
-        rows, signals, scored, stated, agree, elsewhere, disputed, strict=True
+    for (p_index, position, sentence), signal, (_, topical), said, agreed, away, dispute, copy in zip(
+        rows, signals, scored, stated, agree, elsewhere, disputed, copies, strict=True
     ):
         fits = f.fits_kind(sentence, said, profile)
         signal = signal | {
@@ -156,6 +174,8 @@ def candidates(
             "defines": f.defines(sentence, profile),
             "prior": f.prior(p_index),
             "other_edition": away,
+            "reader_copy": copy,
+            "heading_meaning": f.meaning(heading_sims[p_index]) if passages[p_index].heading else 0.0,
         }
         score = weights.writer.score(signal) if topical else 0.0
         shown = _surfaces(sentence, kinds, profile.text)  # with the snippet's date: copies differ there too
@@ -333,21 +353,31 @@ def choose(
 # ---- writing --------------------------------------------------------------------------------------
 
 
-def _cite(items: list[Candidate], passages: list[Passage]) -> str:
-    """Sentences in evidence order, each closed by its passage's [n]; spacing follows each sentence."""
+def _cite(items: list[Candidate], passages: list[Passage], reader: str = "") -> str:
+    """Sentences in evidence order, each closed by its passage's [n]; spacing follows each sentence.
+    With the ``reader``'s language, each run of sentences in another language opens with a label
+    naming it (``answer_language.source_label``); code lines belong to the run they sit in."""
     parts: list[str] = []
+    previous = reader
     for item in sorted(items, key=lambda c: (c.passage_index, c.position)):
         sentence = item.sentence.rstrip()
+        # a code line is in no language: it carries no label and does not end the run it sits in
+        code = is_code_line(sentence) or not is_prose(sentence)
+        language = (previous if code else sentence_language(sentence)) if reader else ""
+        label = source_label(reader, language) if reader and language != previous else ""
+        previous = language
         marker = f"[{passages[item.passage_index].number}]"
         end = re.search(r"[。！？；.!?;]$", sentence)
         cjk = contains_cjk(sentence[-3:])
         if end:
-            parts.append(f"{sentence[:-1]}{'' if cjk else ' '}{marker}{sentence[-1]}")
+            parts.append(f"{label}{sentence[:-1]}{'' if cjk else ' '}{marker}{sentence[-1]}")
         else:
-            parts.append(f"{sentence}{marker}。" if cjk else f"{sentence} {marker}.")
+            parts.append(f"{label}{sentence}{marker}。" if cjk else f"{label}{sentence} {marker}.")
     text = ""
     for part in parts:
-        text += part if not text or (contains_cjk(text[-2:]) and contains_cjk(part[:1])) else " " + part
+        label_after_cjk = part.startswith("（") and text.endswith(("。", "！", "？", "；"))  # （以下引自…）
+        tight = not text or (contains_cjk(text[-2:]) and contains_cjk(part[:1])) or label_after_cjk
+        text += part if tight else " " + part
     return text
 
 
@@ -378,17 +408,6 @@ def _rivals_note(
     if language == "zh":
         return "另有资料作" + "、".join(f"“{s}”[{n}]" for s, n in named.items()) + "。"
     return " Another source says " + ", ".join(f'"{s}" [{n}]' for s, n in named.items()) + "."
-
-
-def _source_note(question_language: str, items: list[Candidate]) -> str:
-    """A lead naming the source language when the answer quotes passages in the other language."""
-    other = [c for c in items if detect_language(c.sentence) != question_language]
-    if not other:
-        return ""
-    name = _LANGUAGE_NAME.get((question_language, detect_language(other[0].sentence)), "")
-    if question_language == "zh":
-        return f"（以下引自{name}资料原文）"
-    return f"(Quoted from a {name} source.) "
 
 
 def extractive_answer(
@@ -424,7 +443,7 @@ def extractive_answer(
         while len(picked) > 1 and sum(len(c.sentence) for c in picked) + len(note) > budget:
             picked = picked[:-1]  # the note on another version counts toward the length budget
             note = _rivals_note(language, picked, pool, passages, most)
-        return DraftAnswer(answer=_source_note(language, picked) + _cite(picked, passages) + note)
+        return DraftAnswer(answer=_cite(picked, passages, language) + note)
     missing = missing_words(profile.text, evidence_terms) if covered < threshold else []
     closest = _cite(picked[:1], passages) if picked else ""
     if language == "zh":

@@ -18,6 +18,7 @@ from core.text import contains_cjk
 from providers.offline_brain.analysis import extract_entities, key_terms
 from providers.offline_brain.decompose import segment, topic_of, zh_list
 from providers.offline_brain.lexicon import lexicon
+from providers.offline_brain.noun_phrases import names_a_thing, whole_noun_phrase
 from providers.offline_brain.weights import params
 from providers.offline_brain.words import content_words, pos_tags
 
@@ -79,9 +80,11 @@ def _en_subject(question: str) -> str:
     rest = _EN.article.sub("", rest)
     words = rest.split()
     kept: list[str] = []
-    for word in words:
+    for i, word in enumerate(words):
         bare = word.lower().strip(",;:")
-        if kept and (bare in _EN.verbs or bare in _EN.ends_subject):
+        # "the Milvus store handle(s)": a listed verb followed by another one is the noun of the phrase
+        verb = bare in _EN.verbs and not (i + 1 < len(words) and words[i + 1].lower() in _EN.verbs)
+        if kept and (verb or bare in _EN.ends_subject):
             break
         kept.append(word.strip(",;:"))
     return " ".join(kept[: params().limits.contextualize["subject_words"]]) or q
@@ -143,7 +146,8 @@ class _Conversation:
     def thing(self) -> str:
         if self.topic:
             return self.topic
-        return _subject(self.last_question) if self.last_question else ""
+        question = self.last_question
+        return whole_noun_phrase(_subject(question), question) if question else ""
 
     def person(self) -> str:
         """A who-question's person is in its answer; otherwise the question's own person comes first."""
@@ -399,8 +403,20 @@ def _en_resolve(question: str, conversation: _Conversation) -> str:
     return resolved
 
 
+def _names_its_antecedent(question: str) -> bool:
+    """A pronoun whose own sentence names a thing before it ("…the index is damaged, and how do I
+    rebuild it…", "重排序器需要 GPU 吗，还是它能…") means that thing: nothing to resolve."""
+    if contains_cjk(question) and not _latin_led(question):
+        found = _zh_referring(question)
+        if found is None or found[2] not in ("person", "thing"):
+            return False
+        return names_a_thing(question[: found[0]])
+    match = _en_referring(question)
+    return bool(match and match.group(0).lower() in _EN.pronouns and names_a_thing(question[: match.start()]))
+
+
 def _standalone(question: str, conversation: _Conversation) -> str:
-    if not has_referring_word(question) or not conversation.thing():
+    if not has_referring_word(question) or not conversation.thing() or _names_its_antecedent(question):
         return question
     if contains_cjk(question) and not _latin_led(question):
         return _zh_resolve(question, conversation)

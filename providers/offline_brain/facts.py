@@ -230,6 +230,8 @@ def _name_words(words: list[str]) -> list[str]:
 
 def _names(sentence: str, kind: str) -> dict[str, tuple[float, str]]:
     out = find_titles(sentence, params().limits.facts["title_chars"]) if kind == "name" else []
+    if kind == "name":  # technical docs name their things in code: "哪个修饰符" is answered by `.once`
+        out += [span.strip("<>/ ") for span in _ANY.code_span.findall(sentence) if span.strip("<>/ ")]
     # a sentence's first word is capitalised whatever it is ("View maps ...", "Results of ..."), so
     # alone it is not taken for a name
     first = re.search(r"[A-Za-z]", sentence)

@@ -56,9 +56,11 @@ def on_question(cover: float, similarity: float, semantic_match: float) -> float
 
 
 def foreign(sentence: str, profile: QuestionProfile, cover: float) -> float:
-    """1 when the sentence is in another language than the question and shares none of its terms:
-    only meaning can speak for it (so meaning counts double there)."""
-    return float(not cover and detect_language(sentence) != profile.language)
+    """For a sentence in another language than the question, the share of the question's terms it
+    does not hold (1 when it shares none): what only meaning can speak for (meaning counts up to double
+    there). Continuous since issue 21: a Chinese question over English docs shares a name or two with
+    many sentences (`v-model`, KeepAlive), and sharing one lost the answer its meaning weight."""
+    return (1.0 - cover) if detect_language(sentence) != profile.language else 0.0
 
 
 def restates_question(sentence: str) -> float:

@@ -63,3 +63,11 @@ class Meaning:
         query_vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
         sims = self._text_vectors(list(texts)) @ query_vector
         return [float(min(1.0, max(0.0, s))) for s in sims]
+
+    def pairwise(self, left: Sequence[str], right: Sequence[str]) -> list[list[float]]:
+        """Cosine of every text of ``left`` with every text of ``right`` (all embedded as passages, so
+        two sentences are compared alike), clipped to [0, 1]: a row per ``left`` text."""
+        if not left or not right:
+            return [[] for _ in left]
+        sims = self._text_vectors(list(left)) @ self._text_vectors(list(right)).T
+        return [[float(min(1.0, max(0.0, s))) for s in row] for row in sims]
