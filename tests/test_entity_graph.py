@@ -3,6 +3,7 @@ PageRank walk that reaches the passage sharing an entity, not words, with the qu
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from core.chunks import Chunk
@@ -68,6 +69,9 @@ def test_a_question_names_graph_entities_by_ngrams_in_any_case_but_single_words_
     assert mentioned_keys("who sang hello love?", vocab) == ["hello love"]
     assert mentioned_keys("what time is it", vocab) == []
     assert mentioned_keys("Time magazine", vocab) == ["time"]
+    # an article folds away: "a border" is the key "border", still a common word, not the entity "Border"
+    assert mentioned_keys("Which county shares a border with it?", {"border": 0}) == []
+    assert mentioned_keys("He crossed the Border at dawn", {"border": 0}) == ["border"]
 
 
 def test_the_walk_from_the_question_entity_reaches_the_bridge_passage_first():
@@ -77,6 +81,22 @@ def test_the_walk_from_the_question_entity_reaches_the_bridge_passage_first():
     scores = graph.walk(graph.seeds_for("Who started the maker of the Zorblat X?"), {}, GraphParams())
     assert scores[1] > scores[2] == 0.0  # two steps away through Quimsy Corporation; Tampere unreachable
     assert scores[0] > scores[1]  # the passage naming the question's entity comes first
+
+
+def test_a_passage_the_caller_may_not_read_neither_ranks_nor_links_two_readable_ones():
+    """Zorblat X -> (hidden: Quimsy Corporation, Ada Lindqvist) -> Ada Lindqvist's passage: without the
+    hidden passage no path joins the question's passage to the last one."""
+    ids = ["phone", "hidden", "founder"]
+    entities = [
+        ["Zorblat X", "Quimsy Corporation"],
+        ["Quimsy Corporation", "Ada Lindqvist"],
+        ["Ada Lindqvist"],
+    ]
+    graph = EntityGraph(ids, entities, max_entity_share=1.0)
+    seeds = graph.seeds_for("Who started the maker of the Zorblat X?")
+    assert graph.walk(seeds, {}, GraphParams())[2] > 0.0
+    masked = graph.walk(seeds, {"hidden": 1.0}, GraphParams(), np.array([True, False, True]))
+    assert masked[1] == 0.0 and masked[2] == 0.0 and masked[0] > 0.0
 
 
 def _index(corpus, settings, embedder, language):
