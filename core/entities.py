@@ -98,6 +98,14 @@ def entity_key(name: str) -> str:
     return " ".join(_WORD_RE.findall(folded)).strip(".")
 
 
+_QUALIFIER_RE = re.compile(r"\s*\([^)]*\)\s*$")
+
+
+def title_entity(title: str) -> str:
+    """The entity a document's title names, without its "(qualifier)": "Hello Love (song)" -> "Hello Love"."""
+    return _QUALIFIER_RE.sub("", title).strip()
+
+
 def extract_entities(text: str, patterns: EntityPatterns = ENTITY_PATTERNS) -> list[str]:
     """Entity names in ``text`` in order of first mention, one per key (surface form of the first)."""
     found: dict[str, str] = {}

@@ -20,7 +20,7 @@ import numpy as np
 from scipy import sparse
 
 from core.chunks import Filters, ScoredChunk
-from core.entities import entity_key, mentioned_keys
+from core.entities import entity_key, mentioned_keys, title_entity
 from retrievers.base import Retriever
 from retrievers.fusion import reciprocal_rank_fusion
 from retrievers.index import Index
@@ -43,6 +43,7 @@ class GraphParams:
     # a number: the walk's RRF weight beside hybrid's 1.0 (chosen on MuSiQue's first half, issue 26)
     fusion_weight: float | None = None
     max_entity_share: float = 0.05  # entities in more passages than this share link nothing (too common)
+    title_weight: float = 4.0  # edge to the entity a passage's title names (chosen on MuSiQue dev)
 
 
 class EntityGraph:
@@ -54,11 +55,15 @@ class EntityGraph:
         entity_lists: list[list[str]],
         texts: list[str] | None = None,
         max_entity_share: float = 0.05,
+        titles: list[str] | None = None,
+        title_weight: float = 1.0,
     ) -> None:
         """``entity_lists``: what ingest extracted per passage. With ``texts`` each passage is also
         linked to every entity of the whole collection it names (the extractor finds "University of
         Copenhagen" in one passage; another passage's "Copenhagen" is the same place when some
-        passage made it an entity)."""
+        passage made it an entity). With ``titles`` the edge from a passage to the entity its title
+        names weighs ``title_weight``: a walk arriving at "Iowa" from the wind farm's passage goes to
+        the passage about Iowa rather than to any of the passages that mention it."""
         self.ids = ids
         self.positions: np.ndarray | None = None  # each passage's position in the local index (build_graph)
         self.vocab: dict[str, int] = {}
@@ -68,24 +73,28 @@ class EntityGraph:
                 self.vocab.setdefault(key, len(self.vocab))
         rows: list[int] = []
         cols: list[int] = []
+        weights: list[float] = []
         for row, row_keys in enumerate(keys):
             linked = dict.fromkeys(row_keys)
             if texts is not None:
                 linked.update(dict.fromkeys(mentioned_keys(texts[row], self.vocab, nested=True)))
+            own = entity_key(title_entity(titles[row])) if titles is not None else ""
             for key in linked:
                 rows.append(row)
                 cols.append(self.vocab[key])
+                weights.append(title_weight if key == own else 1.0)
         shape = (len(ids), len(self.vocab))
-        matrix = sparse.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)), shape=shape)
-        df = np.asarray(matrix.sum(axis=0)).ravel()
+        links = sparse.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)), shape=shape)
+        df = np.asarray(links.sum(axis=0)).ravel()
         limit = max(2.0, max_entity_share * len(ids))
-        keep = (df <= limit).astype(np.float32)  # an entity most passages name links them all: no signal
-        matrix = matrix @ sparse.diags(keep)
-        self.df = np.asarray(matrix.sum(axis=0)).ravel()
-        degree = np.asarray(matrix.sum(axis=1)).ravel()
+        keep = sparse.diags((df <= limit).astype(np.float32))  # an entity most passages name: no signal
+        self.df = np.asarray((links @ keep).sum(axis=0)).ravel()  # passages naming each entity
+        matrix = sparse.csr_matrix((np.asarray(weights, dtype=np.float32), (rows, cols)), shape=shape) @ keep
         # passage -> entity (row-normalised) and entity -> passage (column-normalised) moves
+        degree = np.asarray(matrix.sum(axis=1)).ravel()
+        strength = np.asarray(matrix.sum(axis=0)).ravel()
         self.to_entities = (sparse.diags(_inverse(degree)) @ matrix).T.tocsr()
-        self.to_passages = (matrix @ sparse.diags(_inverse(self.df))).tocsr()
+        self.to_passages = (matrix @ sparse.diags(_inverse(strength))).tocsr()
         self.position = {chunk_id: i for i, chunk_id in enumerate(ids)}
 
     @property
@@ -140,11 +149,13 @@ class EntityGraph:
         return p
 
 
-def build_graph(store: Store, max_entity_share: float = 0.05) -> EntityGraph:
+def build_graph(store: Store, params: GraphParams | None = None) -> EntityGraph:
     """The graph of a store's passages (summary chunks, which carry a ``level``, are left out)."""
+    params = params or GraphParams()
     ids: list[str] = []
     lists: list[list[str]] = []
     texts: list[str] = []
+    titles: list[str] = []
     positions: list[int] = []
     local = isinstance(store, Index)  # the index's masks (filters, access groups) then apply by position
     rows = (
@@ -158,8 +169,9 @@ def build_graph(store: Store, max_entity_share: float = 0.05) -> EntityGraph:
         ids.append(chunk.id)
         lists.append(list(chunk.metadata.get(ENTITIES_KEY) or []))
         texts.append(chunk.text)
+        titles.append(chunk.title)
         positions.append(pos)
-    graph = EntityGraph(ids, lists, texts, max_entity_share)
+    graph = EntityGraph(ids, lists, texts, params.max_entity_share, titles, params.title_weight)
     if local:
         graph.positions = np.asarray(positions, dtype=np.int64)
     return graph
@@ -182,7 +194,7 @@ class EntityGraphRetriever:
     def graph(self) -> EntityGraph:
         with self._lock:
             if self._graph is None:
-                self._graph = build_graph(self.store, self.params.max_entity_share)
+                self._graph = build_graph(self.store, self.params)
                 log.debug(
                     "entity graph: %d passages, %d entities, %d edges",
                     len(self._graph.ids),

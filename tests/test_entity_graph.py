@@ -83,6 +83,31 @@ def test_the_walk_from_the_question_entity_reaches_the_bridge_passage_first():
     assert scores[0] > scores[1]  # the passage naming the question's entity comes first
 
 
+def test_the_walk_prefers_the_passage_about_a_bridge_entity_to_passages_that_merely_mention_it():
+    """From the wind farm to Iowa: the passage titled "Iowa" (the state's own page) comes before the
+    passages that name Iowa in passing; 苏州 likewise for a Chinese title with a qualifier."""
+    ids = ["farm", "mention-1", "iowa", "mention-2", "zh-garden", "zh-mention", "zh-city"]
+    titles = ["Intrepid Wind Farm", "Iowa caucuses", "Iowa", "Corn Belt", "拙政园", "苏州评弹", "苏州 (城市)"]
+    entities = [
+        ["Intrepid Wind Farm", "Iowa"],
+        ["Iowa caucuses", "Iowa"],
+        ["Iowa", "Des Moines"],
+        ["Corn Belt", "Iowa"],
+        ["拙政园", "苏州"],
+        ["苏州评弹", "苏州"],
+        ["苏州", "太湖"],
+    ]
+    graph = EntityGraph(
+        ids, entities, max_entity_share=1.0, titles=titles, title_weight=GraphParams().title_weight
+    )
+    for question, target, others in (
+        ("Who was president when the area where Intrepid Wind Farm is located became a state?", 2, (1, 3)),
+        ("拙政园所在的城市有多少人口？", 6, (5,)),
+    ):
+        scores = graph.walk(graph.seeds_for(question), {}, GraphParams())
+        assert all(scores[target] > scores[other] > 0 for other in others), scores
+
+
 def test_a_passage_the_caller_may_not_read_neither_ranks_nor_links_two_readable_ones():
     """Zorblat X -> (hidden: Quimsy Corporation, Ada Lindqvist) -> Ada Lindqvist's passage: without the
     hidden passage no path joins the question's passage to the last one."""
