@@ -8,7 +8,8 @@ ingest seconds and chunks; hybrid-search latency p50/p95 over the questions (bot
 turn, so both see the same machine load); and, for the questions that are not whole-document ones
 (``tests/data/global_questions.jsonl`` lines with ``global: false``, plus the guide's five
 questions), how many agentic answers, top-10 rankings and routes are the same with the tree on, and
-how many were routed to the global route.
+how many were routed to the global route; and how many vector-only and keyword-only top 10s are
+the same (which half of hybrid search the summary chunks move).
 """
 
 from __future__ import annotations
@@ -95,6 +96,13 @@ def main() -> int:
                 f"hybrid search, tree {'on ' if tree else 'off'}: p50 {statistics.median(values):.1f} ms, "
                 f"p95 {percentile(values, 0.95):.1f} ms ({len(values)} searches)"
             )
+        for name in ("vector", "keyword"):
+            same = sum(
+                [h.id for h in contexts[False].retrievers.by_name(name).search(q, 10)]
+                == [h.id for h in contexts[True].retrievers.by_name(name).search(q, 10)]
+                for q in asked
+            )
+            print(f"{name} search: same top 10 with the tree on for {same}/{len(asked)} questions")
         app = build_graph()
         same_answer = same_ranking = same_route = to_global = 0
         for q in asked:
