@@ -3,7 +3,7 @@ or reused as ``python main.py eval`` does), for a grid of walk settings, on a de
 
 Usage:
     python bench/entity_graph.py DATASET [--grid] [--limit N] [--damping D] [--share S] [--weight W]
-                                 [--misses]
+                                 [--title-weight T] [--misses]
 
 Retrieval only (no brain, no reranker): the figure isolates what the graph adds. Each line gives the
 first half of the questions (the dev split parameters are chosen on), the second half (held out) and
@@ -88,6 +88,7 @@ def main() -> int:
     parser.add_argument("--damping", type=float, default=GraphParams.damping)
     parser.add_argument("--share", type=float, default=GraphParams.passage_seed_share)
     parser.add_argument("--weight", type=weight_arg, default=GraphParams.fusion_weight)
+    parser.add_argument("--title-weight", type=float, default=GraphParams.title_weight)
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--misses", action="store_true")
     args = parser.parse_args()
@@ -106,14 +107,16 @@ def main() -> int:
         if args.grid
         else [(args.damping, args.share, args.weight)]
     )
-    graph = EntityGraphRetriever(retrievers.hybrid, retrievers.index)
+    graph = EntityGraphRetriever(
+        retrievers.hybrid, retrievers.index, replace(GraphParams(), title_weight=args.title_weight)
+    )
     g = graph.graph
     print(
         f"graph: {len(g.ids)} passages, {len(g.vocab)} entities, {g.edges} edges "
         f"({time.perf_counter() - started:.1f} s with the hybrid searches)"
     )
     for damping, share, weight in grid:
-        graph.params = replace(GraphParams(), damping=damping, passage_seed_share=share, fusion_weight=weight)
+        graph.params = replace(graph.params, damping=damping, passage_seed_share=share, fusion_weight=weight)
         began = time.perf_counter()
         recalls = []
         for q in queries:
@@ -127,7 +130,7 @@ def main() -> int:
         )
     if args.misses:  # under the settings given on the command line (the defaults unless set)
         graph.params = replace(
-            GraphParams(), damping=args.damping, passage_seed_share=args.share, fusion_weight=args.weight
+            graph.params, damping=args.damping, passage_seed_share=args.share, fusion_weight=args.weight
         )
         show_misses(graph, queries, hybrid, args.k, depth)
     retrievers.index.close()

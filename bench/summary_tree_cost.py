@@ -83,18 +83,19 @@ def main() -> int:
             print(
                 f"summary tree {'on ' if tree else 'off'}: ingest {seconds:.1f} s, {chunks} chunks, {len(report.added)} files"
             )
-        timings: dict[bool, list[float]] = {False: [], True: []}
-        for _ in range(args.repeat):
-            for q in asked:
-                for tree in (False, True):
-                    began = time.perf_counter()
-                    contexts[tree].retrievers.hybrid.search(q, 10)
-                    timings[tree].append((time.perf_counter() - began) * 1000)
-        for tree in (False, True):
-            values = timings[tree]
+        for name in ("vector", "keyword", "hybrid"):
+            timings: dict[bool, list[float]] = {False: [], True: []}
+            for _ in range(args.repeat):
+                for q in asked:
+                    for tree in (False, True):
+                        retriever = contexts[tree].retrievers.by_name(name)
+                        began = time.perf_counter()
+                        retriever.search(q, 10)
+                        timings[tree].append((time.perf_counter() - began) * 1000)
             print(
-                f"hybrid search, tree {'on ' if tree else 'off'}: p50 {statistics.median(values):.1f} ms, "
-                f"p95 {percentile(values, 0.95):.1f} ms ({len(values)} searches)"
+                f"{name} search p50 / p95 ms ({len(timings[False])} searches each): tree off "
+                f"{statistics.median(timings[False]):.2f} / {percentile(timings[False], 0.95):.1f}, on "
+                f"{statistics.median(timings[True]):.2f} / {percentile(timings[True], 0.95):.1f}"
             )
         for name in ("vector", "keyword"):
             same = sum(

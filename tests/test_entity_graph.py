@@ -220,3 +220,26 @@ def test_agentic_mode_fuses_the_walk_and_says_so_in_the_trace(settings, embedder
         assert not any(e.counts.get("by_entity_graph") for e in hybrid.trace if e.node == "retrieve_hybrid")
     finally:
         store.close()
+
+
+def test_a_passage_only_the_walk_found_keeps_its_place_when_the_reranker_demotes_it():
+    """The bridge passage shares the entity, not the words: a lexical reranker would push it out."""
+    from core.chunks import ScoredChunk
+    from nodes.rerank import keep_second_hop_slots
+
+    def hit(cid: str, **ranks: int) -> ScoredChunk:
+        return ScoredChunk(chunk=Chunk(id=cid, text=cid, source=f"{cid}.md"), score=1.0, ranks=ranks)
+
+    fused = [
+        hit("phone", entity_graph=1, vector=1, keyword=1),
+        hit("bridge", entity_graph=2),
+        hit("review", entity_graph=3, vector=2),
+    ]
+    reranked = [fused[0], fused[2], fused[1]]
+    assert [h.id for h in keep_second_hop_slots(fused, reranked)] == ["phone", "bridge", "review"]
+    both = [fused[0], hit("bridge", entity_graph=2, keyword=5), fused[2]]
+    assert [h.id for h in keep_second_hop_slots(both, [both[0], both[2], both[1]])] == [
+        "phone",
+        "review",
+        "bridge",
+    ]
