@@ -84,13 +84,7 @@ class VectorIndex:
         positions = np.flatnonzero(allowed)
         if positions.size == 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-        if not self.is_hnsw:  # exact search skipping what the mask leaves out: no vector copied
-            selector = faiss.IDSelectorBitmap(np.packbits(allowed, bitorder="little"))
-            scores, ids = self.index.search(
-                q, min(k, positions.size), params=faiss.SearchParameters(sel=selector)
-            )
-            return _valid(ids[0], scores[0])
-        if positions.size <= _DIRECT_FILTER_LIMIT:
+        if positions.size <= _DIRECT_FILTER_LIMIT or not self.is_hnsw:
             vectors = self._subset(allowed, positions)
             scores = vectors @ q[0]
             top = np.argsort(-scores, kind="stable")[:k]
@@ -101,9 +95,11 @@ class VectorIndex:
         return _valid(ids[0], scores[0])
 
     def _subset(self, allowed: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        """The allowed vectors of the HNSW index as float32, kept for the masks in use (the index caches
+        """The allowed vectors as float32. For HNSW they are kept for the masks in use (the index caches
         its mask arrays, so one caller's group set is the same array every query), within a byte
         budget: decoding the float16 storage per query would cost more than the search it replaces."""
+        if not self.is_hnsw:
+            return self.index.reconstruct_batch(positions.astype(np.int64))
         with self._subset_lock:
             hit = self._subsets.get(id(allowed))
             if hit is not None and hit[0] is allowed:
