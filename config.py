@@ -192,13 +192,14 @@ class Settings(BaseSettings):
     # --- issue 26: entity graph and summary tree ---------------------------------------------
     entity_graph: bool = Field(
         default=True,
-        description="multi-hop searches fuse hybrid with a personalised-PageRank walk over the passage-entity "
-        "graph (docs/evaluation.md, issue 26)",
+        description="agentic hybrid and first-hop searches are ranked by a personalised-PageRank walk over the "
+        "passage-entity graph, seeded by the question's entities and hybrid's best passages (docs/evaluation.md, "
+        "issue 26)",
     )
     summary_tree: bool = Field(
         default=False,
         description="ingest writes section and document summaries as chunks (level=section|document) for "
-        "the global route; opt-in until searches skip summaries without a position mask",
+        "the global route; opt-in while BM25 statistics still count summary chunks (docs/evaluation.md)",
     )
     min_keyword_hits: int = Field(default=3, ge=0)
     mode: RetrievalMode = "agentic"

@@ -105,6 +105,14 @@ def entity_key(name: str) -> str:
     return " ".join(_WORD_RE.findall(folded)).strip(".")
 
 
+_QUALIFIER_RE = re.compile(r"\s*\([^)]*\)\s*$")
+
+
+def title_entity(title: str) -> str:
+    """The entity a document's title names, without its "(qualifier)": "Hello Love (song)" -> "Hello Love"."""
+    return _QUALIFIER_RE.sub("", title).strip()
+
+
 def extract_entities(text: str, patterns: EntityPatterns = ENTITY_PATTERNS) -> list[str]:
     """Entity names in ``text`` in order of first mention, one per key (surface form of the first)."""
     found: dict[str, str] = {}
@@ -180,8 +188,8 @@ def mentioned_keys(
     extractor (so a passage saying "Copenhagen" links to the entity another passage's extractor found).
 
     Latin text: word n-grams; a one-word name counts only when written with a capital (the common word
-    "time" does not name the magazine "Time"); without ``nested`` the longest name wins ("West
-    Virginia" does not also name "Virginia"). Chinese: character n-grams of each run, all of them.
+    "time" does not name the magazine "Time", nor "the company" the entity "Company"); without
+    ``nested`` the longest name wins ("West Virginia" does not also name "Virginia"). Chinese: character n-grams of each run, all of them.
     """
     found: dict[str, None] = {}
     words = _WORD_RE.findall(unicodedata.normalize("NFKC", text))
@@ -189,10 +197,9 @@ def mentioned_keys(
     while start < len(words):
         step = 1
         for size in range(min(max_words, len(words) - start), 0, -1):
-            first = words[start]
-            if size == 1 and not first[:1].isupper():
-                continue
             key = entity_key(" ".join(words[start : start + size]))
+            if " " not in key and not CJK_RE.search(key) and not words[start + size - 1][:1].isupper():
+                continue  # one word ("a border" folds to "border") is a name only when capitalised
             if key in vocabulary and key not in ENTITY_PATTERNS.not_names:
                 found[key] = None
                 if not nested:

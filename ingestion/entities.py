@@ -4,19 +4,16 @@ the document's title, which names what every passage of it is about."""
 
 from __future__ import annotations
 
-import re
-
 from core.chunks import Chunk
-from core.entities import extract_entities
+from core.entities import extract_entities, title_entity
 from retrievers.entity_graph import ENTITIES_KEY
 
-_QUALIFIER_RE = re.compile(r"\s*\([^)]*\)\s*$")
 MAX_ENTITIES = 32  # per passage: a list of names, not a second copy of the text
 
 
 def passage_entities(title: str, text: str) -> list[str]:
     """The title (without a "(qualifier)") first, then the names the passage mentions."""
-    names = [_QUALIFIER_RE.sub("", title).strip()] if title.strip() else []
+    names = [title_entity(title)] if title.strip() else []
     names += extract_entities(text)
     return list(dict.fromkeys(n for n in names if n))[:MAX_ENTITIES]
 

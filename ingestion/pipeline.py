@@ -41,6 +41,7 @@ from ingestion.summaries import summary_chunks
 from ingestion.tables import sync_tables
 from providers.embeddings import Embedder
 from retrievers.docstore import FileRecord
+from retrievers.levels import LEVEL_KEY
 
 log = logging.getLogger(__name__)
 
@@ -236,10 +237,27 @@ def local_processor(settings: Settings, embedder: Embedder, progress: bool) -> P
         if settings.summary_tree and settings.store == "local":
             add_summaries(outcomes, embedder)
         chunks = [c for o in outcomes for c in o.chunks]
-        texts = [embedding_text(c) for c in chunks]
-        return outcomes, embed_in_batches(embedder, texts, settings.embed_batch_size, progress)
+        return outcomes, embed_passages_first(embedder, chunks, settings.embed_batch_size, progress)
 
     return process
+
+
+def embed_passages_first(
+    embedder: Embedder, chunks: list[Chunk], batch_size: int, progress: bool
+) -> np.ndarray:
+    """The chunks' vectors, in order, with the summary chunks embedded in batches of their own after
+    the passages: a batch is padded to its longest text, which moves vectors in the fourth decimal,
+    so a passage's vector (and every near-tie of a search) stays the same whether the tree is on."""
+    summary = np.array([bool(c.metadata.get(LEVEL_KEY)) for c in chunks], dtype=bool)
+    texts = [embedding_text(c) for c in chunks]
+    if not summary.any():
+        return embed_in_batches(embedder, texts, batch_size, progress)
+    passages = embed_in_batches(embedder, [texts[i] for i in np.flatnonzero(~summary)], batch_size, progress)
+    summaries = embed_in_batches(embedder, [texts[i] for i in np.flatnonzero(summary)], batch_size, progress)
+    vectors = np.zeros((len(chunks), embedder.dim), dtype=np.float32)
+    vectors[~summary] = passages
+    vectors[summary] = summaries
+    return vectors
 
 
 def ingest_paths(

@@ -27,13 +27,22 @@ def merge_with_relevant(
     return retrieved + keep
 
 
-def keep_second_hop_slots(fused: list[ScoredChunk], reranked: list[ScoredChunk]) -> list[ScoredChunk]:
-    """Passages found only by the second hop keep their places from multi-hop fusion.
+def reached_through_a_bridge(hit: ScoredChunk) -> bool:
+    """Found only by the second hop, or only by the entity-graph walk (not by hybrid's own search)."""
+    ranks = hit.ranks
+    if "hop2" in ranks and "hop1" not in ranks:
+        return True
+    return "entity_graph" in ranks and "vector" not in ranks and "keyword" not in ranks
 
-    They were reached through a bridge document, so they rarely share the question's words; a
-    reranker that scores them against the question alone would push exactly them out of the top.
+
+def keep_second_hop_slots(fused: list[ScoredChunk], reranked: list[ScoredChunk]) -> list[ScoredChunk]:
+    """Passages found only by the second hop or the entity-graph walk keep their places from the
+    first stage.
+
+    They were reached through a bridge document or entity, so they rarely share the question's words;
+    a reranker that scores them against the question alone would push exactly them out of the top.
     """
-    pinned = {i: hit for i, hit in enumerate(fused[:10]) if "hop2" in hit.ranks and "hop1" not in hit.ranks}
+    pinned = {i: hit for i, hit in enumerate(fused[:10]) if reached_through_a_bridge(hit)}
     if not pinned:
         return reranked
     ids = {hit.id for hit in pinned.values()}

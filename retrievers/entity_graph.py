@@ -12,7 +12,6 @@ the question. Its ranking is fused with hybrid's by weighted reciprocal rank fus
 
 from __future__ import annotations
 
-import fnmatch
 import logging
 import threading
 from dataclasses import dataclass
@@ -20,11 +19,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from core.access import document_groups, readable
-from core.chunks import Chunk, Filters, ScoredChunk
-from core.entities import entity_key, mentioned_keys
+from core.chunks import Filters, ScoredChunk
+from core.entities import entity_key, mentioned_keys, title_entity
 from retrievers.base import Retriever
 from retrievers.fusion import reciprocal_rank_fusion
+from retrievers.index import Index
 from retrievers.store import Store
 
 log = logging.getLogger(__name__)
@@ -40,8 +39,11 @@ class GraphParams:
     iterations: int = 30
     passage_seeds: int = 10  # hybrid's best passages that also seed the walk
     passage_seed_share: float = 0.05  # of the restart mass (the rest goes to the question's entities)
-    fusion_weight: float = 1.0  # the graph ranking's RRF weight beside hybrid's 1.0
+    # None: the walk's order is the ranking (HippoRAG 2; hybrid seeds the walk and fills what it leaves);
+    # a number: the walk's RRF weight beside hybrid's 1.0 (chosen on MuSiQue's first half, issue 26)
+    fusion_weight: float | None = None
     max_entity_share: float = 0.05  # entities in more passages than this share link nothing (too common)
+    title_weight: float = 4.0  # edge to the entity a passage's title names (chosen on MuSiQue dev)
 
 
 class EntityGraph:
@@ -53,13 +55,17 @@ class EntityGraph:
         entity_lists: list[list[str]],
         texts: list[str] | None = None,
         max_entity_share: float = 0.05,
+        titles: list[str] | None = None,
+        title_weight: float = 1.0,
     ) -> None:
         """``entity_lists``: what ingest extracted per passage. With ``texts`` each passage is also
         linked to every entity of the whole collection it names (the extractor finds "University of
         Copenhagen" in one passage; another passage's "Copenhagen" is the same place when some
-        passage made it an entity)."""
+        passage made it an entity). With ``titles`` the edge from a passage to the entity its title
+        names weighs ``title_weight``: a walk arriving at "Iowa" from the wind farm's passage goes to
+        the passage about Iowa rather than to any of the passages that mention it."""
         self.ids = ids
-        self.access: list[list[str]] = [[] for _ in ids]  # access groups per passage (build_graph)
+        self.positions: np.ndarray | None = None  # each passage's position in the local index (build_graph)
         self.vocab: dict[str, int] = {}
         keys = [[k for k in dict.fromkeys(entity_key(n) for n in names) if k] for names in entity_lists]
         for row_keys in keys:
@@ -67,24 +73,28 @@ class EntityGraph:
                 self.vocab.setdefault(key, len(self.vocab))
         rows: list[int] = []
         cols: list[int] = []
+        weights: list[float] = []
         for row, row_keys in enumerate(keys):
             linked = dict.fromkeys(row_keys)
             if texts is not None:
                 linked.update(dict.fromkeys(mentioned_keys(texts[row], self.vocab, nested=True)))
+            own = entity_key(title_entity(titles[row])) if titles is not None else ""
             for key in linked:
                 rows.append(row)
                 cols.append(self.vocab[key])
+                weights.append(title_weight if key == own else 1.0)
         shape = (len(ids), len(self.vocab))
-        matrix = sparse.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)), shape=shape)
-        df = np.asarray(matrix.sum(axis=0)).ravel()
+        links = sparse.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)), shape=shape)
+        df = np.asarray(links.sum(axis=0)).ravel()
         limit = max(2.0, max_entity_share * len(ids))
-        keep = (df <= limit).astype(np.float32)  # an entity most passages name links them all: no signal
-        matrix = matrix @ sparse.diags(keep)
-        self.df = np.asarray(matrix.sum(axis=0)).ravel()
-        degree = np.asarray(matrix.sum(axis=1)).ravel()
+        keep = sparse.diags((df <= limit).astype(np.float32))  # an entity most passages name: no signal
+        self.df = np.asarray((links @ keep).sum(axis=0)).ravel()  # passages naming each entity
+        matrix = sparse.csr_matrix((np.asarray(weights, dtype=np.float32), (rows, cols)), shape=shape) @ keep
         # passage -> entity (row-normalised) and entity -> passage (column-normalised) moves
+        degree = np.asarray(matrix.sum(axis=1)).ravel()
+        strength = np.asarray(matrix.sum(axis=0)).ravel()
         self.to_entities = (sparse.diags(_inverse(degree)) @ matrix).T.tocsr()
-        self.to_passages = (matrix @ sparse.diags(_inverse(self.df))).tocsr()
+        self.to_passages = (matrix @ sparse.diags(_inverse(strength))).tocsr()
         self.position = {chunk_id: i for i, chunk_id in enumerate(ids)}
 
     @property
@@ -100,9 +110,17 @@ class EntityGraph:
         }
 
     def walk(
-        self, entity_seeds: dict[str, float], passage_seeds: dict[str, float], params: GraphParams
+        self,
+        entity_seeds: dict[str, float],
+        passage_seeds: dict[str, float],
+        params: GraphParams,
+        allowed: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Personalised PageRank scores of every passage (power iteration on the bipartite graph)."""
+        """Personalised PageRank scores of every passage (power iteration on the bipartite graph).
+
+        ``allowed`` (a mask over passages) keeps the walk inside what the caller may read: mass reaching
+        another passage is dropped at every step, so a hidden passage neither ranks nor links two
+        readable ones (its entities carry nothing on)."""
         e0 = np.zeros(len(self.vocab), dtype=np.float64)
         p0 = np.zeros(len(self.ids), dtype=np.float64)
         for key, weight in entity_seeds.items():
@@ -110,6 +128,9 @@ class EntityGraph:
         for chunk_id, weight in passage_seeds.items():
             if chunk_id in self.position:
                 p0[self.position[chunk_id]] += weight
+        keep = None if allowed is None else allowed.astype(np.float64)
+        if keep is not None:
+            p0 *= keep
         shares = [(e0, 1.0 - params.passage_seed_share), (p0, params.passage_seed_share)]
         if not e0.any():
             shares = [(e0, 0.0), (p0, 1.0)]
@@ -123,24 +144,36 @@ class EntityGraph:
         d = params.damping
         for _ in range(params.iterations):
             e, p = (1 - d) * e0 + d * (self.to_entities @ p), (1 - d) * p0 + d * (self.to_passages @ e)
+            if keep is not None:
+                p *= keep
         return p
 
 
-def build_graph(store: Store, max_entity_share: float = 0.05) -> EntityGraph:
+def build_graph(store: Store, params: GraphParams | None = None) -> EntityGraph:
     """The graph of a store's passages (summary chunks, which carry a ``level``, are left out)."""
+    params = params or GraphParams()
     ids: list[str] = []
     lists: list[list[str]] = []
     texts: list[str] = []
-    groups: list[list[str]] = []
-    for chunk in store.iter_chunks():
+    titles: list[str] = []
+    positions: list[int] = []
+    local = isinstance(store, Index)  # the index's masks (filters, access groups) then apply by position
+    rows = (
+        ((pos, chunk) for pos, chunk, _ in store.docstore.iter_rows())
+        if local
+        else enumerate(store.iter_chunks())
+    )
+    for pos, chunk in rows:
         if chunk.metadata.get("level"):
             continue
         ids.append(chunk.id)
         lists.append(list(chunk.metadata.get(ENTITIES_KEY) or []))
         texts.append(chunk.text)
-        groups.append(document_groups(chunk.metadata))
-    graph = EntityGraph(ids, lists, texts, max_entity_share)
-    graph.access = groups  # each passage's access groups (core/access.py): the walk ranks only readable ones
+        titles.append(chunk.title)
+        positions.append(pos)
+    graph = EntityGraph(ids, lists, texts, params.max_entity_share, titles, params.title_weight)
+    if local:
+        graph.positions = np.asarray(positions, dtype=np.int64)
     return graph
 
 
@@ -154,13 +187,14 @@ class EntityGraphRetriever:
         self.store = store
         self.params = params or GraphParams()
         self._graph: EntityGraph | None = None
+        self._row_masks: dict[str, np.ndarray] = {}  # per filter, for a store without positions (Milvus)
         self._lock = threading.Lock()
 
     @property
     def graph(self) -> EntityGraph:
         with self._lock:
             if self._graph is None:
-                self._graph = build_graph(self.store, self.params.max_entity_share)
+                self._graph = build_graph(self.store, self.params)
                 log.debug(
                     "entity graph: %d passages, %d entities, %d edges",
                     len(self._graph.ids),
@@ -178,6 +212,8 @@ class EntityGraphRetriever:
         walked = self.rank(query, hybrid, k, filters)
         if not walked:
             return hybrid
+        if self.params.fusion_weight is None:
+            return walk_first(walked, hybrid)[:k]
         fused = reciprocal_rank_fusion(
             {"hybrid": hybrid, self.name: walked},
             weights={"hybrid": 1.0, self.name: self.params.fusion_weight},
@@ -195,51 +231,58 @@ class EntityGraphRetriever:
         if not entity_seeds:  # the walk starts from the question's entities; none named, no walk
             return []
         passage_seeds = {h.id: 1.0 / (rank + 1) for rank, h in enumerate(hybrid[: self.params.passage_seeds])}
-        scores = graph.walk(entity_seeds, passage_seeds, self.params)
-        if filters is not None and filters.access is not None:  # permissions before ranking
-            caller = set(filters.access)
-            unreadable = [i for i, needed in enumerate(graph.access) if needed and not caller & set(needed)]
-            scores[unreadable] = 0.0
-        order = np.argsort(-scores, kind="stable")
+        scores = graph.walk(entity_seeds, passage_seeds, self.params, self.rows_allowed(filters))
+        picked = [int(i) for i in np.argsort(-scores, kind="stable")[:k] if scores[int(i)] > 0]
+        chunks = self.store.chunks_by_id(graph.ids[i] for i in picked)
         out: list[ScoredChunk] = []
-        batch = max(k * 2, 20)
-        for start in range(0, min(len(order), batch * 5), batch):
-            picked = [int(i) for i in order[start : start + batch] if scores[int(i)] > 0]
-            if not picked:
-                break
-            chunks = self.store.chunks_by_id(graph.ids[i] for i in picked)
-            for i in picked:
-                chunk = chunks.get(graph.ids[i])
-                if chunk is not None and allowed(chunk, filters):
-                    score = float(scores[i])
-                    out.append(
-                        ScoredChunk(
-                            chunk=chunk,
-                            score=score,
-                            ranks={self.name: len(out) + 1},
-                            scores={self.name: score},
-                        )
+        for i in picked:
+            chunk = chunks.get(graph.ids[i])
+            if chunk is not None:
+                score = float(scores[i])
+                out.append(
+                    ScoredChunk(
+                        chunk=chunk, score=score, ranks={self.name: len(out) + 1}, scores={self.name: score}
                     )
-                if len(out) >= k:
-                    return out
+                )
         return out
 
+    def rows_allowed(self, filters: Filters | None) -> np.ndarray | None:
+        """Which graph passages the filters let through (None: all), from the store's own filter
+        machinery: the local index's mask (access groups precomputed per generation, cached per filter),
+        or the ids a Milvus filter expression selects (cached per filter for this graph)."""
+        if filters is None or filters.is_empty():
+            return None
+        graph = self.graph
+        if graph.positions is not None and isinstance(self.store, Index):
+            mask = self.store.mask(filters)
+            return None if mask is None else mask[graph.positions]
+        key = filters.model_dump_json()
+        with self._lock:
+            rows = self._row_masks.get(key)
+        if rows is None:
+            permitted = self.store.matching_ids(filters)
+            rows = np.fromiter((i in permitted for i in graph.ids), dtype=bool, count=len(graph.ids))
+            with self._lock:
+                if len(self._row_masks) > 64:
+                    self._row_masks.clear()
+                self._row_masks[key] = rows
+        return rows
 
-def allowed(chunk: Chunk, filters: Filters | None) -> bool:
-    """Whether a chunk passes the filters (the walk ranks the whole graph; filters apply afterwards)."""
-    if filters is None or filters.is_empty():
-        return True
-    if not readable(chunk.metadata, filters.access):
-        return False
-    if filters.source and not fnmatch.fnmatch(chunk.source, filters.source):
-        return False
-    if filters.language and chunk.language != filters.language:
-        return False
-    if filters.modified_after and chunk.mtime < filters.modified_after.timestamp():
-        return False
-    if filters.modified_before and chunk.mtime > filters.modified_before.timestamp():
-        return False
-    return all(str(chunk.get(key)) == str(value) for key, value in filters.equals.items())
+
+def walk_first(walked: list[ScoredChunk], hybrid: list[ScoredChunk], rrf_k: int = 60) -> list[ScoredChunk]:
+    """The walk's ranking, then hybrid's remaining hits (a passage the walk does not reach is still a
+    candidate). Each hit keeps every ranking's ranks and scores; ``score`` is 1 / (rrf_k + position),
+    the scale of a fused ranking, so what reads scores downstream sees one monotone scale."""
+    by_id = {h.id: h for h in hybrid}
+    ordered = [(hit, by_id.pop(hit.id, None)) for hit in walked] + [(h, None) for h in by_id.values()]
+    out: list[ScoredChunk] = []
+    for position, (hit, also) in enumerate(ordered, start=1):
+        ranks = {**(also.ranks if also else {}), **hit.ranks}
+        scores = {**(also.scores if also else {}), **hit.scores}
+        out.append(
+            hit.model_copy(update={"score": 1.0 / (rrf_k + position), "ranks": ranks, "scores": scores})
+        )
+    return out
 
 
 def _inverse(values: np.ndarray) -> np.ndarray:

@@ -364,6 +364,14 @@ class MilvusStore:
             return expression
         return f"({expression}) and ({PASSAGES_ONLY})" if expression else PASSAGES_ONLY
 
+    def matching_ids(self, filters: Filters | None) -> set[str]:
+        """Ids of the chunks the filters let through (the same expression a search applies): what
+        the entity graph walks over for a caller."""
+        expression = self.expression(filters)
+        if expression == NOTHING:
+            return set()
+        return {row["id"] for row in self._scan(["id"], expression)}
+
     def _has_summaries(self) -> bool:
         """Whether any chunk carries a summary-tree level (checked once per opened store and write)."""
         with self._lock:

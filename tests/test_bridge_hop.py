@@ -46,9 +46,10 @@ def bridge_corpus() -> list[Chunk]:
     )
 
 
-@pytest.fixture
-def bridge_context(settings, embedder):
-    """A real local index (FAISS + BM25) over the shared bilingual corpus plus the two chains."""
+@pytest.fixture(params=[False], ids=["no entity graph"])
+def bridge_context(request, settings, embedder):
+    """A real local index (FAISS + BM25) over the shared bilingual corpus plus the two chains; the
+    evidence hop is what the agent does where the index has no entity graph (``params``)."""
     from ingestion.indexing import index_chunks
     from nodes.context import AgentContext
     from providers.brain import offline_brain
@@ -57,7 +58,7 @@ def bridge_context(settings, embedder):
     from retrievers.store import open_store
 
     index_chunks(bridge_corpus(), settings, embedder, index_dir=settings.index_dir, progress=False)
-    current = settings.model_copy(update={"top_k": 2})
+    current = settings.model_copy(update={"top_k": 2, "entity_graph": request.param})
     index = open_store(current)
     yield AgentContext(
         settings=current,
@@ -81,6 +82,20 @@ def test_the_agent_hops_through_a_document_the_question_names(bridge_context, qu
     assert result.ranked_ids[0] == first  # the first search's best keeps its place
     assert target in result.ranked_ids[:3]
     assert sum(1 for e in result.trace if e.node.startswith("retrieve_")) == 2
+
+
+@pytest.mark.parametrize("bridge_context", [True], ids=["entity graph"], indirect=True)
+@pytest.mark.parametrize(
+    ("question", "first", "target"),
+    [(QUESTION_EN, "album", "singer"), (QUESTION_ZH, "novel", "writer")],
+)
+def test_with_the_entity_graph_the_first_search_already_reaches_the_named_document(
+    bridge_context, question, first, target
+):
+    """The walk goes from the question's title to the passage naming the same person: no second hop."""
+    result = ask(build_graph(), question, context=bridge_context, mode="agentic")
+    assert result.ranked_ids[0] == first and target in result.ranked_ids[:3], result.trace_line()
+    assert sum(1 for e in result.trace if e.node.startswith("retrieve_")) == 1
 
 
 @pytest.mark.parametrize(

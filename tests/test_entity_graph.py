@@ -3,6 +3,7 @@ PageRank walk that reaches the passage sharing an entity, not words, with the qu
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from core.chunks import Chunk
@@ -68,6 +69,9 @@ def test_a_question_names_graph_entities_by_ngrams_in_any_case_but_single_words_
     assert mentioned_keys("who sang hello love?", vocab) == ["hello love"]
     assert mentioned_keys("what time is it", vocab) == []
     assert mentioned_keys("Time magazine", vocab) == ["time"]
+    # an article folds away: "a border" is the key "border", still a common word, not the entity "Border"
+    assert mentioned_keys("Which county shares a border with it?", {"border": 0}) == []
+    assert mentioned_keys("He crossed the Border at dawn", {"border": 0}) == ["border"]
 
 
 def test_the_walk_from_the_question_entity_reaches_the_bridge_passage_first():
@@ -77,6 +81,47 @@ def test_the_walk_from_the_question_entity_reaches_the_bridge_passage_first():
     scores = graph.walk(graph.seeds_for("Who started the maker of the Zorblat X?"), {}, GraphParams())
     assert scores[1] > scores[2] == 0.0  # two steps away through Quimsy Corporation; Tampere unreachable
     assert scores[0] > scores[1]  # the passage naming the question's entity comes first
+
+
+def test_the_walk_prefers_the_passage_about_a_bridge_entity_to_passages_that_merely_mention_it():
+    """From the wind farm to Iowa: the passage titled "Iowa" (the state's own page) comes before the
+    passages that name Iowa in passing; 苏州 likewise for a Chinese title with a qualifier."""
+    ids = ["farm", "mention-1", "iowa", "mention-2", "zh-garden", "zh-mention", "zh-city"]
+    titles = ["Intrepid Wind Farm", "Iowa caucuses", "Iowa", "Corn Belt", "拙政园", "苏州评弹", "苏州 (城市)"]
+    entities = [
+        ["Intrepid Wind Farm", "Iowa"],
+        ["Iowa caucuses", "Iowa"],
+        ["Iowa", "Des Moines"],
+        ["Corn Belt", "Iowa"],
+        ["拙政园", "苏州"],
+        ["苏州评弹", "苏州"],
+        ["苏州", "太湖"],
+    ]
+    graph = EntityGraph(
+        ids, entities, max_entity_share=1.0, titles=titles, title_weight=GraphParams().title_weight
+    )
+    for question, target, others in (
+        ("Who was president when the area where Intrepid Wind Farm is located became a state?", 2, (1, 3)),
+        ("拙政园所在的城市有多少人口？", 6, (5,)),
+    ):
+        scores = graph.walk(graph.seeds_for(question), {}, GraphParams())
+        assert all(scores[target] > scores[other] > 0 for other in others), scores
+
+
+def test_a_passage_the_caller_may_not_read_neither_ranks_nor_links_two_readable_ones():
+    """Zorblat X -> (hidden: Quimsy Corporation, Ada Lindqvist) -> Ada Lindqvist's passage: without the
+    hidden passage no path joins the question's passage to the last one."""
+    ids = ["phone", "hidden", "founder"]
+    entities = [
+        ["Zorblat X", "Quimsy Corporation"],
+        ["Quimsy Corporation", "Ada Lindqvist"],
+        ["Ada Lindqvist"],
+    ]
+    graph = EntityGraph(ids, entities, max_entity_share=1.0)
+    seeds = graph.seeds_for("Who started the maker of the Zorblat X?")
+    assert graph.walk(seeds, {}, GraphParams())[2] > 0.0
+    masked = graph.walk(seeds, {"hidden": 1.0}, GraphParams(), np.array([True, False, True]))
+    assert masked[1] == 0.0 and masked[2] == 0.0 and masked[0] > 0.0
 
 
 def _index(corpus, settings, embedder, language):
@@ -175,3 +220,26 @@ def test_agentic_mode_fuses_the_walk_and_says_so_in_the_trace(settings, embedder
         assert not any(e.counts.get("by_entity_graph") for e in hybrid.trace if e.node == "retrieve_hybrid")
     finally:
         store.close()
+
+
+def test_a_passage_only_the_walk_found_keeps_its_place_when_the_reranker_demotes_it():
+    """The bridge passage shares the entity, not the words: a lexical reranker would push it out."""
+    from core.chunks import ScoredChunk
+    from nodes.rerank import keep_second_hop_slots
+
+    def hit(cid: str, **ranks: int) -> ScoredChunk:
+        return ScoredChunk(chunk=Chunk(id=cid, text=cid, source=f"{cid}.md"), score=1.0, ranks=ranks)
+
+    fused = [
+        hit("phone", entity_graph=1, vector=1, keyword=1),
+        hit("bridge", entity_graph=2),
+        hit("review", entity_graph=3, vector=2),
+    ]
+    reranked = [fused[0], fused[2], fused[1]]
+    assert [h.id for h in keep_second_hop_slots(fused, reranked)] == ["phone", "bridge", "review"]
+    both = [fused[0], hit("bridge", entity_graph=2, keyword=5), fused[2]]
+    assert [h.id for h in keep_second_hop_slots(both, [both[0], both[2], both[1]])] == [
+        "phone",
+        "review",
+        "bridge",
+    ]

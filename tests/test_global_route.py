@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from core.chunks import Filters
@@ -260,3 +261,34 @@ def test_a_restricted_documents_summaries_are_restricted_like_it(tmp_path, setti
         assert all(not c.metadata.get("access") for c in summaries if c.source.endswith("garden.md"))
     finally:
         store.close()
+
+
+def test_passages_are_embedded_in_the_same_batches_whether_the_tree_is_on(report_index, embedder):
+    """A batch is padded to its longest text, so a summary in a passage's batch would move the
+    passage's vector and flip near-ties of ordinary searches; summaries get batches of their own."""
+    from ingestion.pipeline import embed_passages_first
+
+    _, settings = report_index
+    store = _store(settings)
+    try:
+        chunks = list(store.iter_chunks())
+    finally:
+        store.close()
+    batches: list[list[str]] = []
+
+    class Recording:  # the real embedder, with the batches it is given written down
+        dim = embedder.dim
+
+        def embed_documents(self, texts):
+            batches.append(list(texts))
+            return embedder.embed_documents(texts)
+
+    passages = [c for c in chunks if not c.metadata.get("level")]
+    assert len(passages) < len(chunks)
+    with_tree = embed_passages_first(Recording(), chunks, 4, False)
+    seen_with_tree = list(batches)
+    batches.clear()
+    alone = embed_passages_first(Recording(), passages, 4, False)
+    assert seen_with_tree[: len(batches)] == batches  # the passages' batches first, exactly as without
+    positions = [i for i, c in enumerate(chunks) if not c.metadata.get("level")]
+    assert np.allclose(with_tree[positions], alone)

@@ -262,13 +262,7 @@ def test_both_stores_rank_the_same_top_10(guide_stores, embedder, mode):
     assert sum(overlaps) / len(overlaps) >= 0.9, overlaps
 
 
-GUIDE_QUESTIONS = [
-    "How does hybrid search combine vector and keyword results?",
-    "混合检索是怎么合并结果的？",
-    "What happens when a file fails to load during ingest?",
-    "默认使用哪个嵌入模型？",
-    "How many times does the agent retry retrieval?",
-]
+GUIDE_QUESTIONS = (ROOT / "tests" / "data" / "guide_questions.txt").read_text(encoding="utf-8").splitlines()
 
 
 def test_both_stores_give_the_same_answers_on_the_guide(guide_stores, embedder):

@@ -140,7 +140,7 @@ def test_changing_a_runs_groups_reindexes_unchanged_files(tmp_path, settings, em
 
 
 # --- every retriever, both stores ---------------------------------------------------------------------
-RETRIEVERS = ("vector", "keyword", "hybrid", "multi_hop", "hyde")
+RETRIEVERS = ("vector", "keyword", "hybrid", "multi_hop", "hyde", "entity_graph")
 
 
 def _search(retrievers, name: str, query: str, filters: Filters, secret: str, k: int = 10):
