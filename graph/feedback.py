@@ -17,6 +17,7 @@ from evaluators.feedback_analysis import Diagnosis, Proposal, class_counts, diag
 from graph.run import ask
 from memory.conversation_log import answered_turns
 from memory.feedback import FeedbackError, FeedbackRecord, FeedbackStore, Verdict
+from memory.review import ReviewItem, review_queue
 from memory.threads import conversation
 from nodes.context import AgentContext, reranker_for
 from nodes.policy import MODES
@@ -90,6 +91,10 @@ class FeedbackReport(BaseModel):
     bad: int
     diagnoses: list[Diagnosis] = Field(default_factory=list)
     proposals: list[Proposal] = Field(default_factory=list)
+    review: list[ReviewItem] = Field(
+        default_factory=list,
+        description="issue 21: answers below the review_threshold, least confident first",
+    )
 
 
 def _passage_texts(app: Any, context: AgentContext, question: str, mode: str) -> list[str]:
@@ -134,6 +139,7 @@ def feedback_report(store: FeedbackStore, app: Any, context: AgentContext) -> Fe
         bad=len(bad),
         diagnoses=diagnoses,
         proposals=propose(diagnoses, context.settings),
+        review=review_queue(app.checkpointer) if app.checkpointer is not None else [],
     )
 
 

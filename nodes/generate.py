@@ -15,6 +15,7 @@ from core.trace import Decision
 from nodes.common import ctx, event, question_of
 from nodes.context import AgentContext
 from nodes.state import AgentState
+from providers.answerability.gate import refusal, refuses
 from providers.summary_answer import summary_answer
 
 
@@ -68,6 +69,10 @@ def write_draft(state: AgentState, context: AgentContext, passages: list[Passage
     """The brain's answer; offline, a whole-document or collection question that the global route
     answered from summaries is answered by quoting them (``providers.summary_answer``)."""
     question = question_of(state)
+    if refuses(
+        state.get("evaluation")
+    ):  # issue 21: the answerability model says the evidence does not answer
+        return DraftAnswer(answer=refusal(state.get("question") or question), insufficient=True)
     summarised = any(h.chunk.metadata.get("level") for h in state.get("retrieved") or [])
     if state.get("strategy") == "global" and context.brain.name == "offline" and passages and summarised:
         return summary_answer(question, passages, global_scope(question))
@@ -84,6 +89,9 @@ def generate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     insufficient = draft.insufficient or not passages
     decision = Decision.INSUFFICIENT if insufficient else Decision.ANSWERED
     tools = "; ".join(f"{call['name']}: {call['shown']}" for call in draft.tool_calls)
+    evaluation = state.get("evaluation")
+    if refuses(evaluation) and evaluation is not None:
+        tools = f"answerability {evaluation.answerability:.2f}: the evidence does not answer the question"
     return {
         "answer": answer,
         "passages": passages,
