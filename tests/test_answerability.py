@@ -26,6 +26,7 @@ from nodes.state import CHECKPOINT_TYPES
 from providers.answerability.gate import AnswerabilityGate
 from providers.answerability.model import AnswerabilityModel, packaged_model
 from providers.answerability.signals import SIGNALS, extract
+from tests.openai_server import openai_server, plausible_reply
 
 DOCS = [
     (
@@ -302,3 +303,27 @@ def test_the_review_queue_lists_answers_below_the_threshold(docs_context, tmp_pa
     print_report(console, report)
     shown = console.export_text()
     assert f"review queue: {len(queue)} answers" in shown and queue[0].thread_id in shown
+
+
+# --- the gate after an LLM judge ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("question", "phrase"), [OFF_DOMAIN[0], OFF_DOMAIN[3]])
+def test_an_llm_judge_calling_off_domain_evidence_sufficient_is_overruled(
+    docs_context, openai_server, embedder, question, phrase
+):
+    """The scripted model judges every passage relevant and sufficient; the fitted model still refuses,
+    and the model is never asked to write an answer from passages that do not answer."""
+    from providers.brain import make_brain
+
+    settings = docs_context.settings.model_copy(
+        update={"openai_base_url": openai_server.base_url, "openai_api_key": "sk-test", "llm_timeout_s": 5.0}
+    )
+    brain = make_brain(settings, embedder=embedder)
+    assert brain.name.startswith("llm:")
+    openai_server.responder = plausible_reply
+    context = dataclasses.replace(docs_context, settings=settings, brain=brain)
+    result = ask(build_graph(), question, context=context)
+    assert "judge" in openai_server.steps() and "answer" not in openai_server.steps()
+    assert result.insufficient and phrase in result.answer, result.answer
+    assert result.evaluation is not None and result.evaluation.answerable is False

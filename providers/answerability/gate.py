@@ -50,7 +50,11 @@ class AnswerabilityGate:
     def apply(
         self, evaluation: RetrievalEvaluation, question: str, chunks: Sequence[ScoredChunk]
     ) -> RetrievalEvaluation:
-        """The verdict with the model's decision: insufficient below the threshold, p recorded."""
+        """The verdict with the model's decision: insufficient below the threshold, p recorded.
+        Without an embedder the verdict is returned as it is (not assessed): the model was fitted with
+        meaning signals, and reading them as 0 would refuse what it never saw."""
+        if self.meaning is None:
+            return evaluation
         found = self.assess(question, chunks)
         update: dict[str, object] = {"answerability": found.probability, "answerable": found.answerable}
         note = f"; answerability {found.probability:.2f} (refuse below {found.threshold:.2f})"

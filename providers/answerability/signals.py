@@ -67,6 +67,12 @@ def meaning_mean(cosines: Sequence[float]) -> float:
     return _clip(sum(head) / len(head)) if head else 0.0
 
 
+def meaning_foreign(best: float, same: float) -> float:
+    """The best cosine when the best chunk is in another language than the question, else 0: cosines
+    across languages run lower than within one, so the combiner weighs them on their own scale."""
+    return _clip(best * (1.0 - same))
+
+
 def chunk_terms(chunk: ScoredChunk) -> set[str]:
     """Key terms of a chunk with its title and headings (what a question term can be found in)."""
     c = chunk.chunk
@@ -176,6 +182,7 @@ SIGNALS = (
     "both_retrievers",
     "kind_present",
     "same_language",
+    "meaning_foreign",
 )
 
 
@@ -205,4 +212,5 @@ def extract(
         "kind_present": kind_present(profile, top),
         "same_language": same_language(profile, top),
     }
+    values["meaning_foreign"] = meaning_foreign(values["meaning_best"], values["same_language"])
     return {name: round(values[name], 6) for name in SIGNALS}
