@@ -1,4 +1,4 @@
-"""Fit the answerability model (providers/answerability) on labelled data built from public sets.
+"""Fit the answerability model (providers/brain/answerability) on labelled data built from public sets.
 
 Labels, SQuAD 2.0-style, from every set in the shared layout (``../shared/data``, plus the guide's
 cross-language sets written by ``bench/crosslang_dataset.py``):
@@ -45,8 +45,8 @@ sys.path.insert(0, str(ROOT))
 from config import load_settings  # noqa: E402
 from evaluators.datasets import load_dataset, resolve_dataset_dir  # noqa: E402
 from evaluators.modes import prepare_index  # noqa: E402
-from providers.answerability.model import MODEL_FILE, AnswerabilityModel  # noqa: E402
-from providers.answerability.signals import SIGNALS, TOP, extract, meaning_foreign  # noqa: E402
+from providers.brain.answerability.model import MODEL_FILE, AnswerabilityModel  # noqa: E402
+from providers.brain.answerability.signals import SIGNALS, TOP, extract, meaning_foreign  # noqa: E402
 from providers.offline_brain.meaning import Meaning  # noqa: E402
 from providers.rerankers import make_reranker  # noqa: E402
 from retrievers.factory import open_retrievers  # noqa: E402
@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--l2", type=float, default=0.001)
     parser.add_argument("--max-answerable-refused", type=float, default=0.10)
     parser.add_argument(
-        "--write", action="store_true", help="write providers/answerability/answerability.json"
+        "--write", action="store_true", help="write providers/brain/answerability/answerability.json"
     )
     args = parser.parse_args(argv)
     settings = load_settings(brain="offline")

@@ -1,7 +1,7 @@
 """An answer's confidence in [0, 1] and whether a person should review it (issue 21).
 
 Two checks that fail differently say how far an answer can be trusted: the answerability model's
-probability that the evidence answers the question (providers/answerability) and the support check's
+probability that the evidence answers the question (providers/brain/answerability) and the support check's
 share of answer sentences a cited passage supports (the verify step). An answer is as trustworthy as
 the weaker of the two, so confidence is their minimum; a refusal's confidence is how sure the model is
 that the evidence does not answer (1 - p). A fixed reply (small talk, an empty question, a request to

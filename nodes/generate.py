@@ -15,7 +15,7 @@ from core.trace import Decision
 from nodes.common import ctx, event, question_of
 from nodes.context import AgentContext
 from nodes.state import AgentState
-from providers.answerability.gate import refusal, refuses
+from providers.brain.answerability.gate import refusal, refuses
 from providers.summary_answer import summary_answer
 
 

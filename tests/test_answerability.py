@@ -3,7 +3,7 @@ searching, refuse empty input, and carry a confidence with a review queue.
 
 Real parts throughout: a local index of a small bilingual documentation corpus (Helm- and Vue-like
 pages, English and Chinese), the packaged use-multilingual embedder, the e5 reranker, the offline brain
-with the fitted answerability model (providers/answerability/answerability.json), SQLite checkpoints.
+with the fitted answerability model (providers/brain/answerability/answerability.json), SQLite checkpoints.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from memory.checkpointer import open_checkpointer
 from memory.review import review_queue
 from nodes.context import AgentContext
 from nodes.state import CHECKPOINT_TYPES
-from providers.answerability.gate import AnswerabilityGate
-from providers.answerability.model import AnswerabilityModel, packaged_model
-from providers.answerability.signals import SIGNALS, extract
+from providers.brain.answerability.gate import AnswerabilityGate
+from providers.brain.answerability.model import AnswerabilityModel, packaged_model
+from providers.brain.answerability.signals import SIGNALS, extract
 from tests.openai_server import openai_server, plausible_reply
 
 DOCS = [

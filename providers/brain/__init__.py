@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from providers.answerability.gate import AnswerabilityGate
 from providers.brain.analyse import LLMAnalyser, OfflineAnalyser
+from providers.brain.answerability.gate import AnswerabilityGate
 from providers.brain.calls import CallLog, ModelCall
 from providers.brain.chat import Chat, StructuredMethod, model_name
 from providers.brain.citing import Citer

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field, field_validator
 from core.chunks import ScoredChunk
 from core.schemas import ChunkJudgement, QueryAnalysis, RetrievalEvaluation, SuggestedAction
 from providers import prompts
-from providers.answerability.gate import AnswerabilityGate
+from providers.brain.answerability.gate import AnswerabilityGate
 from providers.brain.chat import Chat, messages
 from providers.brain.errors import ModelGaveUp
 from providers.brain.roles import Judge

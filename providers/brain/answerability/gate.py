@@ -16,8 +16,8 @@ from pydantic import BaseModel, Field
 from core.chunks import ScoredChunk
 from core.schemas import RetrievalEvaluation
 from core.text import detect_language
-from providers.answerability.model import AnswerabilityModel, packaged_model
-from providers.answerability.signals import extract
+from providers.brain.answerability.model import AnswerabilityModel, packaged_model
+from providers.brain.answerability.signals import extract
 from providers.offline_brain.meaning import Meaning
 
 
@@ -51,9 +51,11 @@ class AnswerabilityGate:
         self, evaluation: RetrievalEvaluation, question: str, chunks: Sequence[ScoredChunk]
     ) -> RetrievalEvaluation:
         """The verdict with the model's decision: insufficient below the threshold, p recorded.
-        Without an embedder the verdict is returned as it is (not assessed): the model was fitted with
-        meaning signals, and reading them as 0 would refuse what it never saw."""
-        if self.meaning is None:
+        Without an embedder, or for evidence that carries no first-stage ranks (passages handed over
+        by code rather than found by a search), the verdict is returned as it is (not assessed): the
+        model was fitted on searched, ranked evidence with meaning signals, and reading the missing
+        ones as 0 would refuse what it never saw."""
+        if self.meaning is None or not any(c.ranks for c in chunks):
             return evaluation
         found = self.assess(question, chunks)
         update: dict[str, object] = {"answerability": found.probability, "answerable": found.answerable}

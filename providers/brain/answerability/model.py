@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from providers.answerability.signals import SIGNALS
+from providers.brain.answerability.signals import SIGNALS
 
 MODEL_FILE = Path(__file__).resolve().parent / "answerability.json"
 
@@ -70,9 +70,7 @@ class AnswerabilityModel(BaseModel):
             raise ValueError(f"answerability model {path}: {exc}") from exc
 
     def save(self, path: Path = MODEL_FILE) -> None:
-        about = (
-            "Fitted by bench/fit_answerability.py (providers/answerability/model.py); do not edit by hand."
-        )
+        about = "Fitted by bench/fit_answerability.py (providers/brain/answerability/model.py); do not edit by hand."
         text = json.dumps({"_about": about, **self.to_dict()}, ensure_ascii=False, indent=2) + "\n"
         path.write_text(text, encoding="utf-8")
 
