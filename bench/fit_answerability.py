@@ -275,6 +275,10 @@ def main(argv: list[str] | None = None) -> int:
         xs, ys = matrix(by_set[name])
         ps = 1 / (1 + np.exp(-(intercept + xs @ w)))
         figures[name] = refusal_figures(ps, ys, threshold)
+        conditions = np.array([r["condition"] for r in by_set[name]])
+        figures[name]["refused_by_condition"] = {
+            str(c): round(float(np.mean(ps[conditions == c] < threshold)), 3) for c in sorted(set(conditions))
+        }
         for reranker in RERANKERS:
             keep = np.array([r["reranker"] == reranker for r in by_set[name]])
             figures[f"{name} ({reranker})"] = refusal_figures(ps[keep], ys[keep], threshold)
@@ -306,6 +310,8 @@ def main(argv: list[str] | None = None) -> int:
     print("| set | rows | refusal precision | refusal recall | answerable refused |")
     print("|---|---:|---:|---:|---:|")
     for key, f in figures.items():
+        if "refused_by_condition" in f:
+            print(f"<!-- {key}: refused by condition {f['refused_by_condition']} -->")
         print(
             f"| {key} | {f['rows']} | {f['refusal_precision']} | {f['refusal_recall']} | {f['answerable_refused']} |"
         )
