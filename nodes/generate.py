@@ -69,9 +69,8 @@ def write_draft(state: AgentState, context: AgentContext, passages: list[Passage
     """The brain's answer; offline, a whole-document or collection question that the global route
     answered from summaries is answered by quoting them (``providers.summary_answer``)."""
     question = question_of(state)
-    if refuses(
-        state.get("evaluation")
-    ):  # issue 21: the answerability model says the evidence does not answer
+    # issue 21: the answerability model says the evidence does not answer the question
+    if refuses(state.get("evaluation")):
         return DraftAnswer(answer=refusal(state.get("question") or question), insufficient=True)
     summarised = any(h.chunk.metadata.get("level") for h in state.get("retrieved") or [])
     if state.get("strategy") == "global" and context.brain.name == "offline" and passages and summarised:

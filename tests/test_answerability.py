@@ -184,6 +184,22 @@ def test_signals_are_in_unit_range_and_the_model_separates_on_and_off_domain(doc
     assert gate.assess("anything", []).answerable is False
 
 
+@pytest.mark.parametrize("question", [OFF_DOMAIN[0][0], OFF_DOMAIN[2][0]])
+def test_the_gate_overrules_a_judge_that_calls_off_domain_evidence_sufficient(docs_context, question):
+    from core.schemas import RetrievalEvaluation
+
+    gate = AnswerabilityGate(docs_context.brain.judge.judge.meaning)
+    chunks = docs_context.reranker.rerank(question, docs_context.retrievers.hybrid.search(question, 30))[:10]
+    said = RetrievalEvaluation(is_sufficient=True, suggested_action="answer", reasoning="words overlap")
+    judged = gate.apply(said, question, chunks)
+    assert not judged.is_sufficient and judged.suggested_action == "rewrite" and judged.answerable is False
+    assert judged.answerability is not None and judged.answerability < gate.model.threshold
+    assert "answerability" in judged.reasoning
+    on_topic = ANSWERABLE[0][0]
+    kept = gate.apply(said, on_topic, docs_context.retrievers.hybrid.search(on_topic, 10))
+    assert kept.is_sufficient and kept.answerable is True
+
+
 # --- refusal and answers through the graph ---------------------------------------------------------------------
 
 
@@ -194,6 +210,9 @@ def test_off_domain_questions_are_refused_in_their_language(asked, question, phr
     assert result.evaluation is not None and result.evaluation.answerable is False
     generated = [e for e in result.trace if e.node == "generate"][-1]
     assert generated.decision is Decision.INSUFFICIENT and "answerability" in generated.detail
+    # the judge's "sufficient" is overruled: the loop retries or stops, it never ends as sufficient
+    judged = [e.decision for e in result.trace if e.node == "evaluate"]
+    assert judged and Decision.SUFFICIENT not in judged and result.stop_reason != "sufficient"
 
 
 @pytest.mark.parametrize(("question", "key"), ANSWERABLE)
