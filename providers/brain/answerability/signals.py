@@ -16,9 +16,10 @@ import math
 from collections.abc import Sequence
 
 from core.chunks import ScoredChunk
-from core.text import detect_language, split_sentences
+from core.text import detect_language
 from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.facts import has_kind
+from providers.offline_brain.judge import best_similarity
 from providers.offline_brain.meaning import Meaning
 from providers.offline_brain.profile import QuestionProfile, as_profile
 
@@ -34,26 +35,12 @@ def _clip(value: float) -> float:
     return min(1.0, max(0.0, float(value)))
 
 
-def sentences_of(chunk: ScoredChunk) -> list[str]:
-    """The title and each sentence of a chunk: meaning is judged per sentence (a chunk vector dilutes)."""
-    title = [chunk.chunk.title] if chunk.chunk.title.strip() else []
-    return title + [s for s in split_sentences(chunk.chunk.text) if len(s.strip()) > 3]
-
-
 def best_sentence_cosines(
     meaning: Meaning | None, question: str, chunks: Sequence[ScoredChunk]
 ) -> list[float]:
-    """Per chunk, the highest cosine between the question and one of its sentences (0 without an embedder)."""
-    if meaning is None or not chunks:
-        return [0.0] * len(chunks)
-    groups = [sentences_of(c) for c in chunks]
-    flat = [s for g in groups for s in g]
-    sims = meaning.similarity(question, flat) if flat else []
-    out, at = [], 0
-    for group in groups:
-        out.append(max(sims[at : at + len(group)], default=0.0))
-        at += len(group)
-    return out
+    """Per chunk, the highest cosine between the question and its title or one of its sentences (the
+    judge's reading, providers/offline_brain/judge.py; 0 without an embedder)."""
+    return best_similarity(meaning, question, list(chunks))
 
 
 def meaning_best(cosines: Sequence[float]) -> float:
