@@ -213,6 +213,12 @@ class Settings(BaseSettings):
     remove_unsupported: bool = False
     max_question_chars: int = Field(default=4000, ge=10)
     max_answer_chars: int = Field(default=4000, ge=200, description="a longer model answer is cut")
+    review_threshold: float = Field(
+        default=0.7,
+        ge=0,
+        le=1,
+        description="issue 21: an answer whose confidence is below this is marked needs_review (feedback report)",
+    )
 
     # --- answer caches ----------------------------------------------------------------------
     answer_cache: bool = Field(default=True, description="exact + semantic answer cache beside the index")

@@ -19,6 +19,7 @@ from evaluators.feedback_analysis import Diagnosis, Proposal, class_counts, diag
 from graph.run import ask
 from memory.conversation_log import answered_turns
 from memory.feedback import FeedbackError, FeedbackRecord, FeedbackStore, Verdict
+from memory.review import ReviewItem, review_queue
 from memory.threads import conversation
 from nodes.context import AgentContext
 from nodes.policy import MODES
@@ -94,6 +95,10 @@ class FeedbackReport(BaseModel):
     bad: int
     diagnoses: list[Diagnosis] = Field(default_factory=list)
     proposals: list[Proposal] = Field(default_factory=list)
+    review: list[ReviewItem] = Field(
+        default_factory=list,
+        description="issue 21: answers below the review_threshold, least confident first",
+    )
 
 
 def _passage_texts(
@@ -151,6 +156,7 @@ def feedback_report(
         bad=len(bad),
         diagnoses=diagnoses,
         proposals=propose(diagnoses, context.settings),
+        review=review_queue(app.checkpointer) if app.checkpointer is not None else [],
     )
 
 

@@ -1,6 +1,8 @@
 """`python main.py feedback add THREAD [--turn N] good|bad [--note TEXT]`, `feedback report [--json]`,
 `feedback apply [--yes] [--env-file .env]`. ``report --user NAME`` keeps to one server user's feedback.
 
+``report`` also lists the review queue: stored answers whose confidence is below ``review_threshold``.
+
 ``report`` classifies each bad answer (retrieval miss, routing, unsupported generation, other) and lists
 the setting changes the classes support; ``apply`` shows them with their effect on the bad questions
 and writes them to the ``.env`` file only with ``--yes``: nothing changes silently.
@@ -124,7 +126,27 @@ def _report(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def print_review_queue(console: Console, items: list[Any]) -> None:
+    """The answers below the review threshold (issue 21), least confident first."""
+    console.print(f"[bold]review queue[/]: {len(items)} answers below the confidence threshold")
+    if not items:
+        return
+    table = Table(show_edge=False, pad_edge=False)
+    for column in ("confidence", "thread", "turn", "question", "answer"):
+        table.add_column(column)
+    for item in items:
+        table.add_row(
+            f"{item.confidence:.2f}",
+            item.thread_id,
+            str(item.turn),
+            shown(item.question[:60]),
+            shown(item.answer[:70]),
+        )
+    console.print(table)
+
+
 def print_report(console: Console, report: Any) -> None:
+    print_review_queue(console, report.review)
     console.print(f"[bold]feedback[/]: {report.good} good, {report.bad} bad")
     if not report.bad:
         return

@@ -102,6 +102,9 @@ class RetrievalEvaluation(BaseModel):
         description="whether the best passages match the question by its key terms or by meaning; None "
         "when the judge does not say (the policy then never calls the evidence off-topic)",
     )
+    # issue 21: the fitted answerability model's verdict (providers/brain/answerability); None when not assessed
+    answerability: float | None = Field(default=None, description="p(the evidence answers the question)")
+    answerable: bool | None = Field(default=None, description="answerability at or above its threshold")
 
     def relevant_ids(self) -> list[str]:
         """Chunks judged relevant (at or above ``RELEVANCE_THRESHOLD``), in judgement order."""

@@ -16,6 +16,7 @@ class Decision(StrEnum):
     FOLLOW_UP = "follow_up"  # contextualize: a follow-up rewritten as a standalone question
     INVALID_INPUT = "invalid_input"  # contextualize: empty, too long or an unknown mode
     CLARIFY = "clarify"  # contextualize: a follow-up with nothing to refer to; ask which thing is meant
+    SMALL_TALK = "small_talk"  # contextualize: "hi", "谢谢": a short reply, no search (issue 21)
     ROUTED = "routed"  # analyze_query: analyzed and a strategy chosen
     SEARCHED = "searched"  # retrieve_*: searched as planned
     TOPPED_UP = "topped_up"  # retrieve_keyword: too few BM25 hits, vector hits added

@@ -32,6 +32,8 @@ class AskResult(BaseModel):
     answer: str = ""
     citations: list[Citation] = Field(default_factory=list)
     insufficient: bool = False
+    confidence: float | None = Field(default=None, description="issue 21: core/confidence.py, in [0, 1]")
+    needs_review: bool = Field(default=False, description="confidence below the review_threshold setting")
     mode: str = ""
     stop_reason: str = ""
     analysis: QueryAnalysis | None = None
@@ -76,6 +78,8 @@ def result_from_state(
         answer=state.get("answer") or state.get("error") or "",
         citations=state.get("citations") or [],
         insufficient=bool(state.get("insufficient")),
+        confidence=state.get("confidence"),
+        needs_review=bool(state.get("needs_review")),
         mode=state.get("mode") or "",
         stop_reason=state.get("stop_reason") or "",
         analysis=state.get("analysis"),

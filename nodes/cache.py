@@ -64,7 +64,7 @@ def cache_answer(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
     context = ctx(runtime)
     if (
         context.cache is None
-        or state.get("stop_reason") in (CACHED, "invalid_input")
+        or state.get("stop_reason") in (CACHED, "invalid_input", "small_talk")
         or state.get("error")
         or state.get("insufficient")
         or not state.get("answer")

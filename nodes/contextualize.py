@@ -12,6 +12,7 @@ from langgraph.runtime import Runtime
 from core.access import cited_ids
 from core.chunks import ScoredChunk
 from core.global_intent import is_global
+from core.small_talk import EMPTY_AFTER_NORMALISING, has_content, small_talk_reply
 from core.text import detect_language
 from core.trace import Decision
 from memory.history import CONTEXT_TURNS, history_turns, trim_history
@@ -27,6 +28,8 @@ def validate_question(question: str, max_chars: int) -> str:
     """A clear message for input we will not search with; "" when the question is fine."""
     if not question.strip():
         return "The question is empty. / 问题为空。"
+    if not has_content(question):  # "???", zero-width spaces: nothing to search with (issue 21)
+        return EMPTY_AFTER_NORMALISING
     if len(question) > max_chars:
         return (
             f"The question is {len(question)} characters long; the limit is {max_chars} "
@@ -123,6 +126,11 @@ def contextualize(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
     if error:
         update.update(error=error, answer=error, stop_reason="invalid_input", standalone_question="")
         update["trace"] = [RESET, event("contextualize", started, context, Decision.INVALID_INPUT, error)]
+        return update
+    reply = small_talk_reply(question)
+    if reply:  # "hi", "谢谢": what the assistant can do, without a search (issue 21)
+        update.update(answer=reply, stop_reason="small_talk", standalone_question="")
+        update["trace"] = [RESET, event("contextualize", started, context, Decision.SMALL_TALK, "small talk")]
         return update
     earlier = messages[:-1] if messages and _latest_human(messages[-1:]) == question else messages
     filters = filters_of(state)

@@ -15,6 +15,7 @@ from core.trace import Decision
 from nodes.common import ctx, event, question_of
 from nodes.context import AgentContext
 from nodes.state import AgentState
+from providers.brain.answerability.gate import refusal, refuses
 from providers.summary_answer import summary_answer
 
 
@@ -68,6 +69,14 @@ def write_draft(state: AgentState, context: AgentContext, passages: list[Passage
     """The brain's answer; offline, a whole-document or collection question that the global route
     answered from summaries is answered by quoting them (``providers.summary_answer``)."""
     question = question_of(state)
+    # issue 21: the answerability model says the evidence does not answer the question. A computation
+    # the offline writer can carry out over values the passages state (a tool call the support check
+    # recomputes) still answers: "How many KB is the limit?" over "50 MB" shares few words with it.
+    if refuses(state.get("evaluation")):
+        computed = context.brain.write(question, passages) if context.brain.name == "offline" else None
+        if computed is not None and computed.tool_calls and not computed.insufficient:
+            return computed
+        return DraftAnswer(answer=refusal(state.get("question") or question), insufficient=True)
     summarised = any(h.chunk.metadata.get("level") for h in state.get("retrieved") or [])
     if state.get("strategy") == "global" and context.brain.name == "offline" and passages and summarised:
         return summary_answer(question, passages, global_scope(question))
@@ -84,6 +93,9 @@ def generate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     insufficient = draft.insufficient or not passages
     decision = Decision.INSUFFICIENT if insufficient else Decision.ANSWERED
     tools = "; ".join(f"{call['name']}: {call['shown']}" for call in draft.tool_calls)
+    evaluation = state.get("evaluation")
+    if refuses(evaluation) and evaluation is not None and draft.insufficient:
+        tools = f"answerability {evaluation.answerability:.2f}: the evidence does not answer the question"
     return {
         "answer": answer,
         "passages": passages,

@@ -23,8 +23,9 @@ StopReason = Literal[
     "off_topic",
     "invalid_input",
     "needs_clarification",
+    "small_talk",
 ]
-ANSWERED_BEFORE_SEARCH: tuple[StopReason, ...] = ("invalid_input", "needs_clarification")
+ANSWERED_BEFORE_SEARCH: tuple[StopReason, ...] = ("invalid_input", "needs_clarification", "small_talk")
 
 ACTION_STRATEGY: dict[str, StrategyName] = {
     "retry_vector": "vector",

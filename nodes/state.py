@@ -83,6 +83,8 @@ class AgentState(TypedDict, total=False):
     citations: list[Citation]
     support: list[SentenceSupport]
     insufficient: bool
+    confidence: float | None  # issue 21: core/confidence.py; None before the answer is checked
+    needs_review: bool  # confidence below the review_threshold setting
     error: str
     trace: Annotated[list[TraceEvent], append_or_reset]
 
@@ -128,6 +130,8 @@ TURN_RESET: dict[str, Any] = {
     "citations": [],
     "support": [],
     "insufficient": False,
+    "confidence": None,
+    "needs_review": False,
     "error": "",
 }
 

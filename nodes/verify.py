@@ -11,12 +11,14 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
+from core.confidence import answer_confidence, needs_review
 from core.schemas import Citation, SentenceSupport
 from core.trace import Decision
 from nodes.cache import CACHED
 from nodes.common import ctx, event
 from nodes.context import AgentContext
 from nodes.generate import citations_for
+from nodes.policy import ANSWERED_BEFORE_SEARCH
 from nodes.state import AgentState
 
 
@@ -25,8 +27,24 @@ def remove_unsupported(answer: str, support: list[SentenceSupport]) -> str:
     return " ".join(kept) if kept else answer
 
 
-def final_message(answer: str, citations: list[Citation]) -> AIMessage:
-    return AIMessage(content=answer, additional_kwargs={"citations": [c.model_dump() for c in citations]})
+def final_message(answer: str, citations: list[Citation], review: dict[str, Any] | None = None) -> AIMessage:
+    """The reply kept in the conversation; ``review`` (confidence, needs_review) feeds the review queue."""
+    extra = {"citations": [c.model_dump() for c in citations], **(review or {})}
+    return AIMessage(content=answer, additional_kwargs=extra)
+
+
+def confidence_of(state: AgentState, supported: int, sentences: int, threshold: float) -> dict[str, Any]:
+    """The answer's confidence and review flag (core/confidence.py) from the last verdict and the check."""
+    evaluation = state.get("evaluation")
+    fixed = state.get("stop_reason") in ANSWERED_BEFORE_SEARCH
+    confidence = answer_confidence(
+        evaluation.answerability if evaluation is not None else None,
+        supported,
+        sentences,
+        refused=bool(state.get("insufficient")),
+        fixed_reply=fixed,
+    )
+    return {"confidence": confidence, "needs_review": needs_review(confidence, threshold)}
 
 
 def verify(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
@@ -34,10 +52,14 @@ def verify(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     context = ctx(runtime)
     if state.get("error"):
         return {"messages": [final_message(state["error"], [])]}
+    threshold = context.settings.review_threshold
     if state.get("stop_reason") == CACHED:  # checked when it was first answered
         answer, citations = state.get("answer") or "", state.get("citations") or []
+        checked = state.get("support") or []
+        review = confidence_of(state, sum(s.supported for s in checked), len(checked), threshold)
         return {
-            "messages": [final_message(answer, citations)],
+            **review,
+            "messages": [final_message(answer, citations, review)],
             "trace": [event("verify", started, context, Decision.CACHED, "cached answer")],
         }
     passages = state.get("passages") or []
@@ -52,15 +74,18 @@ def verify(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         citations = citations_for(answer, passages)
         update.update(answer=answer, citations=citations)
         decision = Decision.REMOVED_UNSUPPORTED
-    update["messages"] = [final_message(answer, citations)]
     supported = len(support) - len(unsupported)
+    review = confidence_of(state, supported, len(support), threshold)
+    update.update(review)
+    update["messages"] = [final_message(answer, citations, review)]
     update["trace"] = [
         event(
             "verify",
             started,
             context,
             decision,
-            f"{supported}/{len(support)} supported",
+            f"{supported}/{len(support)} supported; confidence {review['confidence']:.2f}"
+            + (" (needs review)" if review["needs_review"] else ""),
             sentences=len(support),
             supported=supported,
             unsupported=len(unsupported),

@@ -293,6 +293,8 @@ def create_app(engine: Engine) -> FastAPI:
             ],
             "usage": usage(body.messages, content),
             "citations": citations,
+            "confidence": result.confidence,  # issue 21: extra fields, as "citations"
+            "needs_review": result.needs_review,
         }
         return reply | ({"warning": choice.warning} if choice.warning else {})
 

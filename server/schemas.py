@@ -37,6 +37,8 @@ class AskResponse(BaseModel):
     answer: str
     citations: list[dict[str, Any]]
     insufficient: bool
+    confidence: float | None = None  # issue 21: in [0, 1] (core/confidence.py)
+    needs_review: bool = False  # confidence below the review_threshold setting
     mode: str
     stop_reason: str
     thread_id: str | None

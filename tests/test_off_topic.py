@@ -103,7 +103,7 @@ def first_evidence(context: AgentContext, question: str):
     """What the first evaluation sees: the reranked top 10 and the offline judge's verdict on it."""
     hits = context.retrievers.hybrid.search(question, context.settings.candidate_k)
     chunks = context.reranker.rerank(question, hits)[: context.settings.top_k]
-    return chunks, judge(question, QueryAnalysis(), chunks, [], meaning=context.brain.judge.meaning)
+    return chunks, judge(question, QueryAnalysis(), chunks, [], meaning=context.brain.judge.judge.meaning)
 
 
 @pytest.mark.parametrize(("question", "phrase"), UNANSWERABLE)

@@ -500,3 +500,26 @@ def test_an_unreachable_model_is_reported_and_the_offline_brain_answers(index_di
     assert reply.status_code == 200
     body = reply.json()
     assert body["warnings"] and body["answer"] and body["citations"]
+
+
+# --- issue 21: confidence, small talk and empty input over HTTP ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "question", ["What is the fusion constant k of RRF?", "HNSW 索引的性能问题怎么解决？"]
+)
+def test_answers_carry_a_confidence_on_the_api_and_the_openai_response(server, question):
+    body = httpx.post(server.url + "/v1/ask", json={"question": question}, timeout=60).json()
+    assert 0.0 <= body["confidence"] <= 1.0 and isinstance(body["needs_review"], bool)
+    assert body["needs_review"] == (body["confidence"] < 0.7)  # the default review_threshold
+    reply = client(server).chat.completions.create(
+        model="agentic-rag", messages=[{"role": "user", "content": question}]
+    )
+    assert 0.0 <= reply.model_extra["confidence"] <= 1.0 and "needs_review" in reply.model_extra
+
+
+def test_small_talk_and_empty_input_over_http(server):
+    hello = httpx.post(server.url + "/v1/ask", json={"question": "你好"}, timeout=60).json()
+    assert hello["stop_reason"] == "small_talk" and "文档" in hello["answer"] and not hello["citations"]
+    empty = httpx.post(server.url + "/v1/ask", json={"question": "\u200b\u200b???"}, timeout=60)
+    assert empty.status_code == 400 and "invisible characters" in empty.text

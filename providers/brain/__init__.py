@@ -10,13 +10,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from providers.brain.analyze import LLMAnalyzer, OfflineAnalyzer
+from providers.brain.answerability.gate import AnswerabilityGate
 from providers.brain.calls import CallLog, ModelCall
 from providers.brain.chat import Chat, StructuredMethod, model_name
 from providers.brain.citing import Citer
 from providers.brain.compress import LLMCompressor, OfflineCompressor
 from providers.brain.contextualize import LLMContextualizer, OfflineContextualizer
 from providers.brain.fallback import WithFallback
-from providers.brain.judge import LLMJudge, OfflineJudge
+from providers.brain.judge import GatedJudge, LLMJudge, OfflineJudge
 from providers.brain.rewrite import LLMRewriter, OfflineRewriter
 from providers.brain.roles import Brain
 from providers.brain.sql import LLMApiChooser, LLMSqlWriter, no_api_calls, no_sql
@@ -51,7 +52,7 @@ def offline_brain(
     return Brain(
         name="offline",
         analyze=OfflineAnalyzer(),
-        judge=OfflineJudge(sufficiency, meaning),
+        judge=GatedJudge(OfflineJudge(sufficiency, meaning), AnswerabilityGate(meaning)),
         rewrite=OfflineRewriter(),
         contextualize=OfflineContextualizer(),
         compress=OfflineCompressor(meaning),
@@ -128,6 +129,9 @@ def llm_brain(
         else getattr(fallback, role)
         for role in ROLE_STEPS
     }
+    gate = getattr(fallback.judge, "gate", None)
+    if "judge" in roles and isinstance(gate, AnswerabilityGate):  # issue 21: the model's verdict gated too
+        chosen["judge"] = GatedJudge(chosen["judge"], gate)
     shown = "" if roles == ALL_ROLES else f" ({','.join(r for r in ROLE_STEPS if r in roles)})"
     return Brain(
         name=f"llm:{name or model_name(model)}{shown}",

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field, field_validator
 from core.chunks import ScoredChunk
 from core.schemas import ChunkJudgement, QueryAnalysis, RetrievalEvaluation, SuggestedAction
 from providers import prompts
+from providers.brain.answerability.gate import AnswerabilityGate
 from providers.brain.chat import Chat, messages
 from providers.brain.errors import ModelGaveUp
 from providers.brain.roles import Judge
@@ -29,6 +30,21 @@ class OfflineJudge:
         self, question: str, analysis: QueryAnalysis, chunks: list[ScoredChunk], tried: list[str]
     ) -> RetrievalEvaluation:
         return evaluate(question, analysis, chunks, tried, threshold=self.threshold, meaning=self.meaning)
+
+
+class GatedJudge:
+    """Any judge's verdict, then the fitted answerability model's (issue 21): "sufficient" passages
+    that do not answer the question (below the model's threshold) become insufficient, so the graph
+    retries within its bound and then refuses. Wraps the offline judge and, after it, an LLM judge."""
+
+    def __init__(self, judge: Judge, gate: AnswerabilityGate) -> None:
+        self.judge = judge
+        self.gate = gate
+
+    def __call__(
+        self, question: str, analysis: QueryAnalysis, chunks: list[ScoredChunk], tried: list[str]
+    ) -> RetrievalEvaluation:
+        return self.gate.apply(self.judge(question, analysis, chunks, tried), question, chunks)
 
 
 # Bounds of the judge reply's JSON schema: one judgement per passage at most (20 covers top_k), short
