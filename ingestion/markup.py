@@ -16,7 +16,9 @@ import re
 from pathlib import Path
 
 _FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
-_ANCHOR_RE = re.compile(r"^(\s{0,3}#{1,6}\s.*?)\s*\{:?\s*#[\w:.-]+(?:\s+[.#][\w:.-]+|\s+[\w-]+=\S+)*\s*\}\s*$")
+_ANCHOR_RE = re.compile(
+    r"^(\s{0,3}#{1,6}\s.*?)\s*\{:?\s*#[\w:.-]+(?:\s+[.#][\w:.-]+|\s+[\w-]+=\S+)*\s*\}\s*$"
+)
 _MKDOCS_ADMONITION_RE = re.compile(r'^(\s*)(?:!!!|\?\?\?\+?)\s*[\w-]+(?:\s+[\w-]+)*(?:\s+"([^"]*)")?\s*$')
 _BLOCKS_OPEN_RE = re.compile(r"^(\s*)/{3,}\s*[\w-]+(?:\s*\|\s*(.*?))?\s*$")
 _BLOCKS_CLOSE_RE = re.compile(r"^\s*/{3,}\s*$")
@@ -26,8 +28,20 @@ _INCLUDE_RE = re.compile(r"^\s*\{\*\s*(\S+)(?:\s+[^*]*)?\*\}\s*$")
 _SNIPPET_RE = re.compile(r"""^\s*--8<--\s*(?:["']([^"']+)["'])?\s*$""")
 _SHORTCODE_RE = re.compile(r"\{\{[<%].*?[%>]\}\}")
 _COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
-_LANGUAGE = {".py": "python", ".js": "js", ".ts": "ts", ".vue": "vue", ".yaml": "yaml", ".yml": "yaml",
-             ".json": "json", ".sh": "bash", ".toml": "toml", ".go": "go", ".html": "html", ".css": "css"}
+_LANGUAGE = {
+    ".py": "python",
+    ".js": "js",
+    ".ts": "ts",
+    ".vue": "vue",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".json": "json",
+    ".sh": "bash",
+    ".toml": "toml",
+    ".go": "go",
+    ".html": "html",
+    ".css": "css",
+}
 MAX_INCLUDE_BYTES = 64_000  # an included file larger than this is dropped, not inlined
 INCLUDE_DEPTH = 3  # an include resolves against the page's folder and at most this many folders above
 

@@ -15,10 +15,13 @@ from core.text import detect_language
 from providers.offline_brain.facts import defines as _defines
 from providers.offline_brain.facts import has_kind
 from providers.offline_brain.facts import other_edition as _other_edition
+from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.profile import QuestionProfile
 
 FACT_KINDS = frozenset({"number", "date", "name", "place"})  # kinds whose facts can be read off a sentence
 _ASKS = re.compile(r"[?？]\s*(?:\[\d+\])?\s*$")
+# inline code, a command-line flag, or a call: how documentation names the thing that does it
+_NAMES_CODE = re.compile(r"`[^`\n]+`|(?<![\w-])--[a-z][\w-]+|\b[A-Za-z_][\w.]*\(\)")
 
 
 def term_weights(terms: list[str], sentences: list[set[str]]) -> dict[str, float]:
@@ -85,6 +88,18 @@ def defines(sentence: str, profile: QuestionProfile) -> float:
     return float(bool(term and _defines(sentence, term)))
 
 
+def asks_how_to(profile: QuestionProfile) -> bool:
+    """ "How do I …" / "怎么 / 如何 …": the question asks for the way to do something (lexicon ``asks_how_to``)."""
+    return bool(lexicon().pattern("asks_how_to").search(profile.text))
+
+
+def names_code(sentence: str, profile: QuestionProfile) -> float:
+    """1 when a how-to question meets a sentence that names an API, parameter or command as code
+    (`defineProps()`, ``--set``, ``v-model``): technical documentation answers "how" with the name of the
+    thing that does it (issue 21). 0 for every other question."""
+    return float(asks_how_to(profile) and bool(_NAMES_CODE.search(sentence)))
+
+
 def prior(passage_index: int) -> float:
     """The reranker's order: 1 for the first passage, 1/2 for the second, ... (round 1)."""
     return 1.0 / (1 + passage_index)
@@ -96,6 +111,7 @@ def other_edition(body: str, profile: QuestionProfile) -> float:
 
 
 __all__ = [
+    "asks_how_to",
     "FACT_KINDS",
     "coverage",
     "defines",
@@ -104,6 +120,7 @@ __all__ = [
     "meaning",
     "meaning_match",
     "misses_kind",
+    "names_code",
     "on_question",
     "other_edition",
     "prior",
