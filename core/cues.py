@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 CUES_FILE = Path(__file__).resolve().parent / "data" / "cues.json"
 _SENTENCE_RE = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+|$)")
 
 
-@lru_cache(maxsize=None)
+@cache
 def cue(name: str) -> re.Pattern[str]:
     """One compiled case-insensitive regex over the patterns of ``name`` in ``cues.json``."""
     data = json.loads(CUES_FILE.read_text(encoding="utf-8"))

@@ -32,9 +32,9 @@ from core.cues import instruction_sentences
 from core.entities import ENTITY_PATTERNS, extract_entities
 from core.schemas import Passage, SentenceSupport
 from core.text import CJK_RE, detect_language, parse_citations, to_simplified
-from providers.prompts import INSUFFICIENT_MARKERS
 from core.tokenize import tokenize
 from providers.offline_brain.meaning import TextEmbedder
+from providers.prompts import INSUFFICIENT_MARKERS
 
 # Below these cosine similarities between question and answer (use-multilingual) the answer is taken as
 # off-topic: the first when the support rule also judges (answer and passages in one language), the

@@ -111,8 +111,8 @@ def other_edition(body: str, profile: QuestionProfile) -> float:
 
 
 __all__ = [
-    "asks_how_to",
     "FACT_KINDS",
+    "asks_how_to",
     "coverage",
     "defines",
     "fits_kind",
