@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 
 CUES_FILE = Path(__file__).resolve().parent / "data" / "cues.json"
-_SENTENCE_RE = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+|$)")
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")  # "http://evil.example" ends nothing
 
 
 @cache
@@ -35,7 +35,7 @@ def is_instruction(sentence: str) -> bool:
 
 def instruction_sentences(text: str) -> list[str]:
     """The sentences of ``text`` that read as instructions (``is_instruction``), as written."""
-    return [s.strip() for s in _SENTENCE_RE.findall(text) if s.strip() and is_instruction(s)]
+    return [s.strip() for s in _SENTENCE_END_RE.split(text) if s.strip() and is_instruction(s)]
 
 
 def introduces_block(sentence: str) -> bool:

@@ -94,10 +94,15 @@ def asks_how_to(profile: QuestionProfile) -> bool:
 
 
 def names_code(sentence: str, profile: QuestionProfile) -> float:
-    """1 when a how-to question meets a sentence that names an API, parameter or command as code
-    (`defineProps()`, ``--set``, ``v-model``): technical documentation answers "how" with the name of the
-    thing that does it (issue 21). 0 for every other question."""
-    return float(asks_how_to(profile) and bool(_NAMES_CODE.search(sentence)))
+    """1 when a how-to question meets a sentence that names, as code, an API, parameter or command the
+    question does not name itself (`v-model` for "How do I bind an input to state?", ``--set``,
+    ``defineProps()``): technical documentation answers "how" with the name of the thing that does it
+    (issue 21). 0 for every other question, and for code the question already names."""
+    if not asks_how_to(profile):
+        return 0.0
+    asked = profile.text.casefold()
+    named = (m.group(0).strip("`").casefold() for m in _NAMES_CODE.finditer(sentence))
+    return float(any(name and name not in asked for name in named))
 
 
 def prior(passage_index: int) -> float:
