@@ -82,7 +82,13 @@ def unstated_specifics(question: str, answer: str, cited: list[Passage]) -> list
     chinese_evidence = bool(CJK_RE.search(evidence))
     known = _fold(f"{question} {evidence}")
     digits = {n.replace(",", "") for n in _NUMBER_RE.findall(f"{question} {evidence}")}
-    missing = [n for n in _NUMBER_RE.findall(text) if n.replace(",", "") not in digits]
+    # a one-digit number across languages is often a month or count written as a word (4月 / April)
+    same_language = detect_language(text) == detect_language(evidence) if evidence else True
+    missing = [
+        n
+        for n in _NUMBER_RE.findall(text)
+        if n.replace(",", "") not in digits and (same_language or len(n) > 1)
+    ]
     for name in extract_entities(text, _PEOPLE):
         if CJK_RE.search(name) and not chinese_evidence:
             continue
@@ -134,7 +140,9 @@ class AnswerChecker:
         text = _MARKER_RE.sub(" ", answer).strip()
         return cosine(self.embedder.embed_query(question), self.embedder.embed_query(text))
 
-    def __call__(self, question: str, answer: str, passages: list[Passage]) -> str:
+    def __call__(self, question: str, answer: str, passages: list[Passage], known: str = "") -> str:
+        """The reason to reject ``answer``, or "" to accept it; ``known`` is text whose numbers and names
+        count as stated (the results of tool computations the writer was shown)."""
         number, words = planted_words(question, answer, passages)
         if words:
             return f"repeats an instruction planted in passage [{number}] ({', '.join(words[:3])})"
@@ -148,7 +156,9 @@ class AnswerChecker:
         cited = {n for n in parse_citations(answer) if n in numbers}
         if not cited and not declines(answer):
             return "no valid citation: the answer cites none of the passages"
-        unstated = unstated_specifics(question, answer, [p for p in passages if p.number in cited])
+        unstated = unstated_specifics(
+            f"{question} {known}", answer, [p for p in passages if p.number in cited]
+        )
         if unstated and not declines(answer):
             return f"states what no cited passage says ({', '.join(unstated[:3])})"
         # The offline check compares words: only meaningful when the answer and the passages it cites
