@@ -73,9 +73,15 @@ def is_prose(sentence: str) -> bool:
     return ends or not short
 
 
+_DANGLING_FENCE = re.compile(r"\s*(?:`{3,}|~{3,})[^`~]*$")
+
+
 def clean(sentence: str) -> str:
-    """The sentence as a reader should see it: list marks and Markdown emphasis removed."""
+    """The sentence as a reader should see it: list marks and Markdown emphasis removed, and a code
+    fence the chunk cut open ("…语法如下：```yaml") left to ``introduced_block``."""
     text = _LIST_MARK.sub("", sentence.strip())
+    if not text.startswith(("```", "~~~")):
+        text = _DANGLING_FENCE.sub("", text)
     return re.sub(r"\*\*|__", "", text).strip()
 
 
@@ -386,19 +392,32 @@ def introduced_block(sentence: str, passage: Passage, limits: Selection) -> str:
         opening, closing = ("```", "```") if kind is _COMMAND_LINE else ("", "")
     else:
         return ""
+    kept = _bounded_lines(body, limits)
+    if not kept:
+        return ""
+    return "\n".join([opening, *kept, closing] if opening else kept)
+
+
+def _bounded_lines(body: list[str], limits: Selection) -> list[str]:
+    """The block's lines dedented, at most ``block_lines`` lines / ``block_chars`` characters (then "…")."""
     indent = min((len(x) - len(x.lstrip()) for x in body if x.strip()), default=0)
-    body = [x[indent:].rstrip() for x in body]
     kept: list[str] = []
-    for line in body:
+    for line in (x[indent:].rstrip() for x in body):
         if len(kept) >= limits.block_lines or sum(len(x) + 1 for x in kept) + len(line) > limits.block_chars:
             kept.append("…")
             break
         kept.append(line)
     while kept and not kept[-1].strip():
         kept.pop()
-    if not any(x.strip() and x != "…" for x in kept):
-        return ""
-    return "\n".join([opening, *kept, closing] if opening else kept)
+    return kept if any(x.strip() and x != "…" for x in kept) else []
+
+
+def bounded_block(block: str, limits: Selection) -> str:
+    """A fenced block as an answer shows it: its fences around at most the bounded lines."""
+    lines = block.strip().split("\n")
+    closing = lines[-1].strip() if len(lines) > 1 and _FENCE_OPEN.match(lines[-1]) else lines[0].strip()[:3]
+    body = lines[1:-1] if len(lines) > 1 and _FENCE_OPEN.match(lines[-1]) else lines[1:]
+    return "\n".join([lines[0].strip(), *_bounded_lines(body, limits), closing])
 
 
 def _while(lines: list[str], keep) -> list[str]:  # type: ignore[no-untyped-def]
@@ -418,15 +437,18 @@ def with_blocks(items: list[Candidate], passages: list[Passage], limits: Selecti
 # ---- writing --------------------------------------------------------------------------------------
 
 
-def _cite(items: list[Candidate], passages: list[Passage]) -> str:
+def _cite(items: list[Candidate], passages: list[Passage], limits: Selection | None = None) -> str:
     """Sentences in evidence order, each closed by its passage's [n]; spacing follows each sentence."""
+    limits = limits or params().selection
     parts: list[str] = []
     for item in sorted(items, key=lambda c: (c.passage_index, c.position)):
         sentence = item.sentence.rstrip()
         marker = f"[{passages[item.passage_index].number}]"
         end = re.search(r"[。！？；.!?;]$", sentence)
         cjk = contains_cjk(sentence[-3:])
-        if item.block:  # "…as follows [1]:" and the block itself, on lines of its own
+        if sentence.startswith(("```", "~~~")):  # a block asked for itself: shown bounded, then cited
+            parts.append(f"{bounded_block(sentence, limits)}\n\n{marker}\n\n")
+        elif item.block:  # "…as follows [1]:" and the block itself, on lines of its own
             lead = sentence.rstrip(":：")
             colon = sentence[len(lead) :] or ("：" if cjk else ":")
             parts.append(f"{lead}{'' if cjk else ' '}{marker}{colon}\n\n{item.block}\n\n")
@@ -514,7 +536,8 @@ def extractive_answer(
         while len(picked) > 1 and sum(len(c.sentence) for c in picked) + len(note) > budget:
             picked = picked[:-1]  # the note on another version counts toward the length budget
             note = _rivals_note(language, picked, pool, passages, most)
-        return DraftAnswer(answer=_source_note(language, picked) + _cite(picked, passages) + note)
+        cited = _cite(picked, passages, weights.selection)
+        return DraftAnswer(answer=_source_note(language, picked) + cited + note)
     missing = missing_words(profile.text, evidence_terms) if covered < threshold else []
     closest = _cite(picked[:1], passages) if picked else ""
     if language == "zh":

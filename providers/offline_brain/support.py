@@ -47,7 +47,8 @@ def specifics(sentence: str) -> list[str]:
 def copied_block(block: str, passages: list[Passage]) -> bool:
     """A fenced block in an answer is supported when one passage holds every line of it as written
     (whitespace aside; the fence lines and a "…" cut mark are the writer's own)."""
-    lines = [" ".join(x.split()) for x in block.strip().split("\n")[1:-1] if x.strip() not in ("", "…")]
+    lines = CITATION_RE.sub("", block).strip().split("\n")[1:-1]
+    lines = [" ".join(x.split()) for x in lines if x.strip() not in ("", "…")]
     return bool(lines) and any(all(x in " ".join(p.text.split()) for x in lines) for p in passages)
 
 
