@@ -75,3 +75,27 @@ def test_an_introduced_block_is_bounded(language):
     answer = extractive_answer(question, [passage]).answer
     shown = [line for line in answer.split("\n") if line.startswith("helm install")]
     assert 0 < len(shown) <= limits.block_lines and "…" in answer
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "line"),
+    [
+        (
+            "怎么创建一个命名模板？",
+            "`define` 操作允许我们在模板文件中创建一个命名模板，语法如下：```yaml\n"
+            '{{- define "MY.NAME" }}\n  # body of template here\n',
+            '{{- define "MY.NAME" }}',
+        ),
+        (
+            "How do I create a named template?",
+            "The `define` action allows us to create a named template inside of a template file, "
+            "with this syntax:```yaml\n"
+            '{{- define "MY.NAME" }}\n  # body of template here\n',
+            '{{- define "MY.NAME" }}',
+        ),
+    ],
+)
+def test_a_block_the_chunk_cut_open_follows_its_introduction(question, text, line):
+    passage = Passage(number=1, chunk_id="p", source="named_templates.md", heading="Named", text=text)
+    answer = extractive_answer(question, [passage]).answer
+    assert line in answer and "syntax:```" not in answer and "如下：```" not in answer

@@ -371,11 +371,14 @@ def introduced_block(sentence: str, passage: Passage, limits: Selection) -> str:
     if not limits.block_lines or not introduces_block(sentence):
         return ""
     text = passage.text
-    at = text.find(sentence.rstrip("。.:：")[-40:])
+    fragment = sentence.rstrip("。.:：")[-40:]
+    at = text.find(fragment)
     if at < 0:
         return ""
-    rest = text[text.find("\n", at) + 1 :] if "\n" in text[at:] else ""
-    lines = rest.lstrip("\n").split("\n")
+    after = text[at + len(fragment) :].lstrip("。.:： \t")
+    if not after.startswith(("```", "~~~")):  # the block starts on a line of its own, or the fence follows
+        after = after[after.find("\n") + 1 :].lstrip("\n") if "\n" in after else ""
+    lines = after.split("\n")
     if not lines or not lines[0].strip():
         return ""
     fence = _FENCE_OPEN.match(lines[0])
