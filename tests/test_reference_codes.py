@@ -96,3 +96,26 @@ def test_the_semantic_cache_serves_paraphrases_never_other_numbers_names_or_code
     assert hit is not None and hit.payload == {"answer": stored}
     assert signature(other) != signature(stored)
     assert cache.lookup(other, "agentic", None, embedder.embed_query(other)) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "coded"),
+    [
+        (
+            "What is the holiday allowance at Initech?",
+            "What is the holiday allowance at Initech? (ticket 5-26)",
+        ),
+        ("Initech 的年假是多少天？", "Initech 的年假是多少天？（工单 5-26）"),
+    ],
+)
+def test_the_cache_keys_on_the_question_as_asked_reference_code_included(agent, question, coded):
+    from config import load_settings
+    from graph import ask, build_context
+
+    app, offline = agent
+    cached = build_context(load_settings(index_dir=offline.settings.index_dir, reranker="lexical"))
+    first = ask(app, question, context=cached)
+    again = ask(app, question, context=cached)
+    other = ask(app, coded, context=cached)
+    assert again.stop_reason == "cached" and other.stop_reason != "cached"
+    assert other.answer == first.answer  # answered afresh, to the same effect
