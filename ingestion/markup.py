@@ -17,7 +17,7 @@ from pathlib import Path
 
 _FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
 _ANCHOR_RE = re.compile(
-    r"^(\s{0,3}#{1,6}\s.*?)\s*\{:?\s*#[\w:.-]+(?:\s+[.#][\w:.-]+|\s+[\w-]+=\S+)*\s*\}\s*$"
+    r"^(\s{0,3}#{1,6}\s.*?)\s*\{:?\s*#[^\s{}]+(?:\s+[.#][^\s{}]+|\s+[\w-]+=[^\s{}]+)*\s*\}\s*$"
 )
 _MKDOCS_ADMONITION_RE = re.compile(r'^(\s*)(?:!!!|\?\?\?\+?)\s*[\w-]+(?:\s+[\w-]+)*(?:\s+"([^"]*)")?\s*$')
 _BLOCKS_OPEN_RE = re.compile(r"^(\s*)/{3,}\s*[\w-]+(?:\s*\|\s*(.*?))?\s*$")

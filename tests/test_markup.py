@@ -43,6 +43,8 @@ title: 安装 Helm
 
 ## 用脚本安装 {#from-script}
 
+### Web 无障碍倡议 (WAI-ARIA) {#web-accessibility-initiative-–-accessible-rich-internet-applications-wai-aria}
+
 :::tip 注意
 Helm 现在有一个安装脚本。
 :::
@@ -92,7 +94,8 @@ def test_mkdocs_anchors_admonitions_includes_and_comments_are_cleaned(site):
 def test_docusaurus_admonitions_and_hugo_shortcodes_are_cleaned_code_untouched(site):
     doc = load_document(site / "helm_zh.md", max_bytes=1_000_000)
     text = doc.full_text()
-    assert doc.title == "安装 Helm" and "用脚本安装" in [b.text for b in doc.blocks if b.kind == "heading"]
+    headings = [b.text for b in doc.blocks if b.kind == "heading"]
+    assert doc.title == "安装 Helm" and headings[:2] == ["用脚本安装", "Web 无障碍倡议 (WAI-ARIA)"]
     for leaked in ("{#", ":::", "{{< note", "{{% alert", "{{< /note"):
         assert leaked not in text
     assert "注意" in text and "Helm 现在有一个安装脚本。" in text
