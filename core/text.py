@@ -72,7 +72,10 @@ def to_simplified(text: str) -> str:
     return zhconv.convert(text, "zh-cn") if text else text
 
 
-_FENCED_BLOCK_RE = re.compile(r"(?ms)^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?^[ \t]*\1[ \t]*(?:\[\d{1,3}\])?[ \t]*$")
+# a fenced block; its closing fence may carry prose a chunk glued to it ("```如果…"), which is not the block
+_FENCED_BLOCK_RE = re.compile(
+    r"(?ms)^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?^[ \t]*\1(?:[ \t]*(?:\[\d{1,3}\])?[ \t]*$|(?![\w-]*[ \t]*$))"
+)
 
 
 def split_sentences(text: str) -> list[str]:
