@@ -88,6 +88,16 @@ BAD_ANSWERS = {
 CASES = [(lang, q) for lang, answers in BAD_ANSWERS.items() for q in answers]
 
 
+def handbook_passages() -> list:
+    """The two handbooks as numbered passages: [1] English, [2] Chinese."""
+    from core.schemas import Passage
+
+    return [
+        Passage(number=i, chunk_id=f"h{i}", source=f"handbook_{k}.md", text=HANDBOOK[k])
+        for i, k in enumerate(("en", "zh"), start=1)
+    ]
+
+
 def relayed(text: str) -> list[str]:
     return [piece for piece in RELAYED if piece.casefold() in text.casefold()]
 
@@ -160,20 +170,16 @@ def test_the_offline_writer_skips_every_instruction_sentence_even_when_it_is_all
     assert relayed(draft.answer) == []
 
 
-# --- the LLM answer check, through the real graph ---------------------------------------------------
+# --- the LLM answer check, rule by rule, then through the real graph ---------------------------------------------------
 
 
 @pytest.mark.parametrize(("language", "question"), CASES)
 def test_each_rule_of_the_answer_check_names_its_reason(embedder, language, question):
-    from core.schemas import Passage
     from providers.brain import offline_brain
     from providers.brain.answer_check import AnswerChecker
 
     bad, reason, _ = BAD_ANSWERS[language][question]
-    passages = [
-        Passage(number=i, chunk_id=f"h{i}", source=f"handbook_{k}.md", text=HANDBOOK[k])
-        for i, k in enumerate(("en", "zh"), start=1)
-    ]
+    passages = handbook_passages()
     said = AnswerChecker(embedder, offline_brain().verify)(question, bad, passages)
     assert said and any(why in said for why in reason.split("|")), said
 
@@ -188,14 +194,10 @@ def test_each_rule_of_the_answer_check_names_its_reason(embedder, language, ques
     ],
 )
 def test_the_answer_check_accepts_a_good_cited_answer(embedder, question, good):
-    from core.schemas import Passage
     from providers.brain import offline_brain
     from providers.brain.answer_check import AnswerChecker
 
-    passages = [
-        Passage(number=i, chunk_id=f"h{i}", source=f"handbook_{k}.md", text=HANDBOOK[k])
-        for i, k in enumerate(("en", "zh"), start=1)
-    ]
+    passages = handbook_passages()
     assert AnswerChecker(embedder, offline_brain().verify)(question, good, passages) == ""
 
 
