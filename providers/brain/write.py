@@ -81,7 +81,9 @@ class LLMWriter:
             text = text + note if cut else text  # the cut note is ours, not a claim to cite
             draft.answer = text
         shown = {"known": " ".join(r.shown for r in results)} if results else {}  # computed, not quoted
-        reason = self.check(question, text, passages, **shown) if self.check else ""
+        cut_note = ANSWER_CUT_NOTE.format(limit=self.max_chars).strip()
+        claims = text.removesuffix(cut_note).rstrip()  # the cut note is ours, not the model's claim
+        reason = self.check(question, claims, passages, **shown) if self.check else ""
         if reason:
             raise ModelGaveUp(f"answer rejected: {reason}")
         draft.tool_calls = [r.model_dump() for r in results]
