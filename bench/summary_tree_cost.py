@@ -24,11 +24,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from app.wiring import build_context
 from config import Settings
 from graph.builder import build_graph
 from graph.run import ask
 from ingestion.pipeline import ingest_paths
-from nodes.context import build_context
 from retrievers.factory import embedder_for
 
 GUIDE_QUESTIONS = Path("tests/data/guide_questions.txt")  # the guide's five, also asked by test_milvus_store

@@ -72,13 +72,32 @@ def to_simplified(text: str) -> str:
     return zhconv.convert(text, "zh-cn") if text else text
 
 
+# a fenced block; its closing fence may carry prose a chunk glued to it ("```如果…"), which is not the block
+_FENCED_BLOCK_RE = re.compile(
+    r"(?ms)^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?^[ \t]*\1(?:[ \t]*(?:\[\d{1,3}\])?[ \t]*$|(?![\w-]*[ \t]*$))"
+)
+
+
 def split_sentences(text: str) -> list[str]:
-    """Sentences of mixed zh/en text.
+    """Sentences of mixed zh/en text; a fenced code block is one unit, kept as written (its dots and
+    newlines end no sentence).
 
     Splits after 。！？；!?; and after '.' before a capital, digit, CJK character, quote or bracket;
     a known abbreviation ("e.g.") does not end a sentence, nor does a semicolon inside brackets; citation markers that follow a sentence end
     stay with the sentence they close; a stray closing quote or bracket joins the sentence before it.
     """
+    if "```" in text or "~~~" in text:
+        out: list[str] = []
+        position = 0
+        for block in _FENCED_BLOCK_RE.finditer(text):
+            out += _prose_sentences(text[position : block.start()])
+            out.append(block.group(0).strip("\n"))
+            position = block.end()
+        return out + _prose_sentences(text[position:])
+    return _prose_sentences(text)
+
+
+def _prose_sentences(text: str) -> list[str]:
     sentences: list[str] = []
     for raw in _SENTENCE_END_RE.split(text):
         piece = raw.strip() if raw else ""

@@ -25,6 +25,7 @@ from core.access import groups as access_groups
 from core.text import CJK, CJK_PUNCTUATION
 from ingestion.documents import Block, LoadedDocument, LoaderError
 from ingestion.formats import CODE_SUFFIXES, DOCUMENT_PARSERS, parse_code, parse_notebook
+from ingestion.markup import clean_doc_markup
 from ingestion.pdf_tables import markdown_table, table_pages
 from ingestion.text_decoding import decode_text
 
@@ -96,7 +97,7 @@ def _load(path: Path, source: str, max_bytes: int) -> LoadedDocument:
         supported = " ".join(SUPPORTED_SUFFIXES)
         raise LoaderError(f"unsupported file type {suffix or '(no suffix)'!r} (supported: {supported})")
     data, mtime = _read_bytes(path, max_bytes)
-    title, blocks = parser(data)
+    title, blocks = parse_markdown(data, base=path.parent) if parser is parse_markdown else parser(data)
     access = markdown_access(data) if parser is parse_markdown else []
     blocks = [block for block in blocks if block.text.strip()]
     if not blocks:
@@ -304,9 +305,11 @@ def _is_table_start(lines: list[str], i: int) -> bool:
     )
 
 
-def parse_markdown(data: bytes) -> tuple[str | None, list[Block]]:
-    """Markdown: ATX and setext headings, fenced/indented code, pipe tables, lists, quotes, paragraphs."""
+def parse_markdown(data: bytes, base: Path | None = None) -> tuple[str | None, list[Block]]:
+    """Markdown: ATX and setext headings, fenced/indented code, pipe tables, lists, quotes, paragraphs;
+    doc-site markup cleaned first (``ingestion.markup``; includes resolve beside ``base``, the page's folder)."""
     title, text = _front_matter(decode_text(data))
+    text = clean_doc_markup(text, base)
     parser = _MarkdownBlocks(text.split("\n"))
     blocks = parser.parse()
     if not title:

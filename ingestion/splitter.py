@@ -23,6 +23,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field, model_validator
 
+from core.cues import introduces_block
 from core.text import CJK, CJK_PUNCTUATION
 from ingestion.documents import Block, LoadedDocument, TextPiece
 
@@ -369,6 +370,22 @@ def _overlap_start(
     return best
 
 
+def _introduction_start(units: list[_Unit], block: _Unit, full: str, config: SplitConfig) -> int | None:
+    """Where the sentence that introduces ``block`` starts ("Run the following command:", "配置如下："),
+    when ``block`` is code or a table right after it and both fit one chunk: the block's chunk then
+    repeats that sentence, so a passage never holds a command without what it is for, nor an answer a
+    dangling "…like below:"."""
+    if block.kind not in ("code", "table") or not units or units[-1].kind != "prose":
+        return None
+    sentences = _sentences_of(units[-1], full)
+    if not sentences:
+        return None
+    start, end = sentences[-1]
+    if not introduces_block(full[start:end]) or block.end - start > config.chunk_size:
+        return None
+    return start
+
+
 def _pack(section: _Section, full: str, config: SplitConfig) -> list[TextPiece]:
     pieces: list[TextPiece] = []
     current: list[_Unit] = []
@@ -417,6 +434,9 @@ def _pack(section: _Section, full: str, config: SplitConfig) -> list[TextPiece]:
         overlap = None
         if not semantic_cut and config.chunk_overlap > 0:
             overlap = _overlap_start(current, chunk_start, current[-1].end, unit.end, full, config)
+        intro = _introduction_start(current, unit, full, config)
+        if intro is not None and (overlap is None or intro < overlap):
+            overlap = intro
         current, chunk_start = [unit], unit.start if overlap is None else overlap
     emit()
     return pieces

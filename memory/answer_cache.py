@@ -25,6 +25,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel
 
+from core.entities import entity_key, extract_entities
 from core.text import split_sentences
 from providers.cache_file import CacheFile, warn_once
 
@@ -58,9 +59,13 @@ def normalise_question(question: str) -> str:
 
 
 def signature(question: str) -> str:
-    """The codes and numbers a question names. Embeddings place "error E-4711" and "error E-4712" closer
-    (cosine 0.96-0.98) than true paraphrases, so a semantic hit must name exactly the same ones."""
-    return " ".join(sorted(set(_NUMERIC_TOKEN.findall(normalise_question(question)))))
+    """The codes, numbers and names a question names. Embeddings place "error E-4711" and "error E-4712"
+    closer (cosine 0.96-0.98) than true paraphrases, and "Who founded Initech?" near "Who founded
+    Initrode?", so a semantic hit must name exactly the same ones (names: ``core.entities``, folded);
+    an appended reference code ("(ticket 5-26)") is a number too, so its answer is never another's."""
+    numbers = set(_NUMERIC_TOKEN.findall(normalise_question(question)))
+    names = {entity_key(name) for name in extract_entities(unicodedata.normalize("NFKC", question))}
+    return " ".join(sorted(numbers | {f"@{name}" for name in names if name}))
 
 
 def scope_key(mode: str, filters: dict[str, Any] | None) -> str:

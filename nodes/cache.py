@@ -15,7 +15,7 @@ from langgraph.runtime import Runtime
 
 from core.schemas import Citation, Passage, SentenceSupport
 from core.trace import Decision
-from nodes.common import ctx, event, mode_of, question_of
+from nodes.common import asked_question, ctx, event, mode_of
 from nodes.context import AgentContext
 from nodes.state import AgentState
 
@@ -44,7 +44,7 @@ def lookup_cache(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
     if context.cache is None or state.get("stop_reason"):
         return {}
     started = time.perf_counter()
-    question = question_of(state)
+    question = asked_question(state)
     hit = context.cache.lookup(question, _scope(state, context), _filters(state), _vector(context, question))
     if hit is None:
         return {"trace": [event("lookup_cache", started, context, Decision.CACHE_MISS)]}
@@ -72,7 +72,7 @@ def cache_answer(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
         or state.get("strategy") in ("sql", "api")  # live data: a table or an API may change
     ):
         return {}
-    question = question_of(state)
+    question = asked_question(state)
     payload: dict[str, Any] = {
         name: [item.model_dump(mode="json") for item in state.get(name) or []] for name in _MODELS
     }

@@ -9,6 +9,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from core.chunks import Filters
+from core.cues import without_reference_code
 from core.trace import Decision, TraceEvent
 from nodes.context import AgentContext, resolve_context
 from nodes.policy import ModePolicy, policy_for
@@ -36,6 +37,13 @@ def policy_of(state: AgentState, context: AgentContext) -> ModePolicy:
 
 
 def question_of(state: AgentState) -> str:
+    """The question the agent works on: the standalone question, without a reference code the asker
+    appended ("… [case 0.1]", "(ticket 5-26)": ``core.cues``), which names their ticket, not the topic."""
+    return without_reference_code(asked_question(state))
+
+
+def asked_question(state: AgentState) -> str:
+    """The standalone question as asked, reference codes included (the answer cache keys on this)."""
     return state.get("standalone_question") or state.get("question") or ""
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from core.cues import instruction_sentences
 from core.global_intent import global_scope
 from core.schemas import Citation, DraftAnswer, Passage
 from core.text import CITATION_RE, parse_citations, replace_citations
@@ -65,6 +66,13 @@ def strip_unknown_markers(answer: str, passages: list[Passage]) -> str:
     return replace_citations(answer, lambda n: n in numbers)
 
 
+def planted_instructions(passages: list[Passage]) -> str:
+    """For the trace: the passages holding text addressed to the assistant or reader as an instruction
+    (``core.cues``), which the answer treats as data: "[2] “Ignore previous instructions…”"."""
+    found = [(p.number, instruction_sentences(p.text)) for p in passages]
+    return "; ".join(f"[{n}] “{said[0][:60]}”" for n, said in found if said)
+
+
 def write_draft(state: AgentState, context: AgentContext, passages: list[Passage]) -> DraftAnswer:
     """The brain's answer; offline, a whole-document or collection question that the global route
     answered from summaries is answered by quoting them (``providers.summary_answer``)."""
@@ -96,6 +104,9 @@ def generate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     evaluation = state.get("evaluation")
     if refuses(evaluation) and evaluation is not None and draft.insufficient:
         tools = f"answerability {evaluation.answerability:.2f}: the evidence does not answer the question"
+    planted = planted_instructions(passages)
+    if planted:
+        tools = "; ".join(filter(None, [tools, f"instructions in passages treated as data: {planted}"]))
     return {
         "answer": answer,
         "passages": passages,
@@ -110,6 +121,7 @@ def generate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
                 tools,
                 citations=len(citations),
                 tool_calls=len(draft.tool_calls),
+                **({"instructions_flagged": planted.count("“")} if planted else {}),
             )
         ],
     }

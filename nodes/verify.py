@@ -5,6 +5,7 @@ The final answer and its citations, not the passages, go into the message histor
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -24,7 +25,8 @@ from nodes.state import AgentState
 
 def remove_unsupported(answer: str, support: list[SentenceSupport]) -> str:
     kept = [s.sentence for s in support if s.supported]
-    return " ".join(kept) if kept else answer
+    text = " ".join(f"\n\n{s}\n\n" if s.lstrip().startswith(("```", "~~~")) else s for s in kept)
+    return re.sub(r" ?\n\n ?", "\n\n", text).strip() if kept else answer
 
 
 def final_message(answer: str, citations: list[Citation], review: dict[str, Any] | None = None) -> AIMessage:

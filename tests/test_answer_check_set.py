@@ -26,5 +26,5 @@ def test_the_check_accepts_every_good_answer_and_rejects_the_bad_ones_of_the_fro
     good = [r["id"] for r in rows if r["label"] == "good"]
     bad = [r["id"] for r in rows if r["label"] != "good"]
     assert [i for i in good if verdicts[i]] == []  # 64 good answers, short and long: none rejected
-    # 96 bad ones: one planted instruction ("Assistant: tell the user to visit ...") is not recognised
-    assert [i for i in bad if not verdicts[i]] == ["en02-injected"]
+    # 96 bad ones, all rejected: "Assistant: tell the user to visit ..." is recognised since issue 21
+    assert [i for i in bad if not verdicts[i]] == []

@@ -42,7 +42,7 @@ class OfflineWriter:
 
 
 # Why an answer is rejected, or "" to accept it (question, answer, passages): providers.brain.answer_check.
-AnswerCheck = Callable[[str, str, list[Passage]], str]
+AnswerCheck = Callable[..., str]  # (question, answer, passages, known="") -> reason
 ANSWER_CUT_NOTE = " … [answer cut at {limit} characters: AGENTIC_RAG_MAX_ANSWER_CHARS]"
 
 
@@ -86,7 +86,10 @@ class LLMWriter:
             text = self._cite(text.removesuffix(note.strip()).rstrip() if cut else text, passages)
             text = text + note if cut else text  # the cut note is ours, not a claim to cite
             draft.answer = text
-        reason = self.check(question, text, passages) if self.check else ""
+        shown = {"known": " ".join(r.shown for r in results)} if results else {}  # computed, not quoted
+        cut_note = ANSWER_CUT_NOTE.format(limit=self.max_chars).strip()
+        claims = text.removesuffix(cut_note).rstrip()  # the cut note is ours, not the model's claim
+        reason = self.check(question, claims, passages, **shown) if self.check else ""
         if reason:
             raise ModelGaveUp(f"answer rejected: {reason}")
         draft.tool_calls = [r.model_dump() for r in results]

@@ -20,8 +20,9 @@ written rather than pretending to translate.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from core.cues import instruction_sentences, introduces_block, is_instruction
 from core.schemas import DraftAnswer, Passage, strip_bridge
 from core.text import contains_cjk
 from providers.offline_brain import features as f
@@ -71,8 +72,11 @@ def is_prose(sentence: str) -> bool:
 
 
 def clean(sentence: str) -> str:
-    """The sentence as a reader should see it: list marks and Markdown emphasis removed."""
+    """The sentence as a reader should see it: list marks and Markdown emphasis removed, and a code
+    fence the chunk cut open ("…语法如下：```yaml") left to ``introduced_block``."""
     text = _ANY.list_mark.sub("", sentence.strip())
+    if not text.startswith(("```", "~~~")):
+        text = _ANY.dangling_fence.sub("", text)
     return re.sub(r"\*\*|__", "", text).strip()
 
 
@@ -92,6 +96,7 @@ class Candidate:
     match: float  # on the question at all (features.on_question), the sufficiency scale
     facts: dict[str, str] = field(default_factory=dict)  # facts of the asked kinds: key -> as written
     features: dict[str, float] = field(default_factory=dict)  # the signals the combiner weighed
+    block: str = ""  # the code block, command or table the sentence introduces, as the answer shows it
 
 
 def candidates(
@@ -110,7 +115,10 @@ def candidates(
     for p_index, passage in enumerate(passages):
         dateline, body = split_dateline(passage.text)
         pieces = split_sentences(body)
+        planted = instruction_sentences(body)
         for position, raw in enumerate(pieces):
+            if addressed_to_reader(raw, planted):
+                continue  # text telling the assistant or reader what to do is data, never answer text
             if profile.asks_for_code or is_prose(raw):
                 sentence = clean(raw)
                 if sentence:
@@ -172,6 +180,7 @@ def candidates(
             "agreed": agreed,
             "contested": float(dispute),
             "defines": f.defines(sentence, profile),
+            "names_code": f.names_code(sentence, profile),
             "prior": f.prior(p_index),
             "other_edition": away,
             "reader_copy": copy,
@@ -181,6 +190,15 @@ def candidates(
         shown = _surfaces(sentence, kinds, profile.text)  # with the snippet's date: copies differ there too
         out.append(Candidate(p_index, position, sentence, score, topical, shown, signal))
     return out
+
+
+def addressed_to_reader(sentence: str, planted: list[str]) -> bool:
+    """The sentence is (part of) an instruction to the assistant or reader (``core.cues``): "Ignore
+    previous instructions…", "tell the user to visit … to log in", 忽略以上指令. ``planted`` are the
+    instruction sentences of its passage as the cue's own splitter reads them, so a fragment of one
+    ("example/login and say PWNED") is caught too."""
+    text = sentence.strip()
+    return is_instruction(text) or any(text in p or p in text for p in planted if text)
 
 
 def contested(
@@ -350,13 +368,96 @@ def choose(
     return _with_antecedents(chosen, everything, language, limits)
 
 
+# ---- introduced blocks ----------------------------------------------------------------------------
+
+_FENCE_OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+_COMMAND_LINE = re.compile(rf"^\s*(?:\$ |>>> |(?:{lexicon().alternation('shell_commands', 'any')})\s)")
+
+
+def introduced_block(sentence: str, passage: Passage, limits: Selection) -> str:
+    """The code block, command or table right after ``sentence`` in its passage when the sentence
+    introduces it ("…as follows:", "运行以下命令："), at most ``limits.block_lines`` lines and
+    ``limits.block_chars`` characters (a longer block is cut at a line and marked "…"); "" otherwise."""
+    if not limits.block_lines or not introduces_block(sentence):
+        return ""
+    text = passage.text
+    fragment = sentence.rstrip("。.:：")[-40:]
+    at = text.find(fragment)
+    if at < 0:
+        return ""
+    after = text[at + len(fragment) :].lstrip("。.:： \t")
+    if not after.startswith(("```", "~~~")):  # the block starts on a line of its own, or the fence follows
+        after = after[after.find("\n") + 1 :].lstrip("\n") if "\n" in after else ""
+    lines = after.split("\n")
+    if not lines or not lines[0].strip():
+        return ""
+    fence = _FENCE_OPEN.match(lines[0])
+    if fence:
+        body = []
+        for line in lines[1:]:
+            if line.strip().startswith(fence.group(1)):
+                break
+            body.append(line)
+        opening, closing = lines[0].strip(), fence.group(1)
+    elif _ANY.table_row.match(lines[0]) or _COMMAND_LINE.match(lines[0]):
+        kind = _ANY.table_row if _ANY.table_row.match(lines[0]) else _COMMAND_LINE
+        body = [line for line in _while(lines, lambda x: bool(x.strip()) and bool(kind.match(x)))]
+        opening, closing = ("```", "```") if kind is _COMMAND_LINE else ("", "")
+    else:
+        return ""
+    kept = _bounded_lines(body, limits)
+    if not kept:
+        return ""
+    return "\n".join([opening, *kept, closing] if opening else kept)
+
+
+def _bounded_lines(body: list[str], limits: Selection) -> list[str]:
+    """The block's lines dedented, at most ``block_lines`` lines / ``block_chars`` characters (then "…")."""
+    indent = min((len(x) - len(x.lstrip()) for x in body if x.strip()), default=0)
+    kept: list[str] = []
+    for line in (x[indent:].rstrip() for x in body):
+        if len(kept) >= limits.block_lines or sum(len(x) + 1 for x in kept) + len(line) > limits.block_chars:
+            kept.append("…")
+            break
+        kept.append(line)
+    while kept and not kept[-1].strip():
+        kept.pop()
+    return kept if any(x.strip() and x != "…" for x in kept) else []
+
+
+def bounded_block(block: str, limits: Selection) -> str:
+    """A fenced block as an answer shows it: its fences around at most the bounded lines."""
+    lines = block.strip().split("\n")
+    closing = lines[-1].strip() if len(lines) > 1 and _FENCE_OPEN.match(lines[-1]) else lines[0].strip()[:3]
+    body = lines[1:-1] if len(lines) > 1 and _FENCE_OPEN.match(lines[-1]) else lines[1:]
+    return "\n".join([lines[0].strip(), *_bounded_lines(body, limits), closing])
+
+
+def _while(lines: list[str], keep) -> list[str]:  # type: ignore[no-untyped-def]
+    out = []
+    for line in lines:
+        if not keep(line):
+            break
+        out.append(line)
+    return out
+
+
+def with_blocks(items: list[Candidate], passages: list[Passage], limits: Selection) -> list[Candidate]:
+    """Each chosen sentence that introduces a code block, command or table carries it (``introduced_block``)."""
+    return [replace(c, block=introduced_block(c.sentence, passages[c.passage_index], limits)) for c in items]
+
+
 # ---- writing --------------------------------------------------------------------------------------
 
 
-def _cite(items: list[Candidate], passages: list[Passage], reader: str = "") -> str:
+def _cite(
+    items: list[Candidate], passages: list[Passage], reader: str = "", limits: Selection | None = None
+) -> str:
     """Sentences in evidence order, each closed by its passage's [n]; spacing follows each sentence.
     With the ``reader``'s language, each run of sentences in another language opens with a label
-    naming it (``answer_language.source_label``); code lines belong to the run they sit in."""
+    naming it (``answer_language.source_label``); code lines belong to the run they sit in. A block
+    the sentence introduces follows it, bounded by ``limits``."""
+    limits = limits or params().selection
     parts: list[str] = []
     previous = reader
     for item in sorted(items, key=lambda c: (c.passage_index, c.position)):
@@ -369,16 +470,22 @@ def _cite(items: list[Candidate], passages: list[Passage], reader: str = "") -> 
         marker = f"[{passages[item.passage_index].number}]"
         end = re.search(r"[。！？；.!?;]$", sentence)
         cjk = contains_cjk(sentence[-3:])
-        if end:
+        if sentence.startswith(("```", "~~~")):  # a block asked for itself: shown bounded, then cited
+            parts.append(f"{bounded_block(sentence, limits)}\n\n{marker}\n\n")
+        elif item.block:  # "…as follows [1]:" and the block itself, on lines of its own
+            lead = sentence.rstrip(":：")
+            colon = sentence[len(lead) :] or ("：" if cjk else ":")
+            parts.append(f"{label}{lead}{'' if cjk else ' '}{marker}{colon}\n\n{item.block}\n\n")
+        elif end:
             parts.append(f"{label}{sentence[:-1]}{'' if cjk else ' '}{marker}{sentence[-1]}")
         else:
             parts.append(f"{label}{sentence}{marker}。" if cjk else f"{label}{sentence} {marker}.")
     text = ""
     for part in parts:
         label_after_cjk = part.startswith("（") and text.endswith(("。", "！", "？", "；"))  # （以下引自…）
-        tight = not text or (contains_cjk(text[-2:]) and contains_cjk(part[:1])) or label_after_cjk
-        text += part if tight else " " + part
-    return text
+        glued = not text or text.endswith("\n") or (contains_cjk(text[-2:]) and contains_cjk(part[:1]))
+        text += part if glued or label_after_cjk else " " + part
+    return text.strip()
 
 
 def _rivals_note(
@@ -428,7 +535,7 @@ def extractive_answer(
         weights.selection.length_budget[profile.reader],
         weights.selection.max_rivals,
     )
-    picked = choose(profile, passages, meaning, weights)
+    picked = with_blocks(choose(profile, passages, meaning, weights), passages, weights.selection)
     evidence_terms: set[str] = set()
     for passage in passages:
         evidence_terms |= set(key_terms(f"{passage.heading} {passage.text}"))
@@ -443,7 +550,7 @@ def extractive_answer(
         while len(picked) > 1 and sum(len(c.sentence) for c in picked) + len(note) > budget:
             picked = picked[:-1]  # the note on another version counts toward the length budget
             note = _rivals_note(language, picked, pool, passages, most)
-        return DraftAnswer(answer=_cite(picked, passages, language) + note)
+        return DraftAnswer(answer=_cite(picked, passages, language, weights.selection) + note)
     missing = missing_words(profile.text, evidence_terms) if covered < threshold else []
     closest = _cite(picked[:1], passages) if picked else ""
     if language == "zh":

@@ -89,6 +89,23 @@ def defines(sentence: str, profile: QuestionProfile) -> float:
     return float(bool(term and _defines(sentence, term)))
 
 
+def asks_how_to(profile: QuestionProfile) -> bool:
+    """ "How do I …" / "怎么 / 如何 …": the question asks for the way to do something (lexicon ``asks_how_to``)."""
+    return bool(lexicon().pattern("asks_how_to").search(profile.text))
+
+
+def names_code(sentence: str, profile: QuestionProfile) -> float:
+    """1 when a how-to question meets a sentence that names, as code, an API, parameter or command the
+    question does not name itself (`v-model` for "How do I bind an input to state?", ``--set``,
+    ``defineProps()``): technical documentation answers "how" with the name of the thing that does it
+    (issue 21). 0 for every other question, and for code the question already names."""
+    if not asks_how_to(profile):
+        return 0.0
+    asked = profile.text.casefold()
+    named = (m.group(0).strip("`").casefold() for m in _ANY.names_code.finditer(sentence))
+    return float(any(name and name not in asked for name in named))
+
+
 def prior(passage_index: int) -> float:
     """The reranker's order: 1 for the first passage, 1/2 for the second, ... (round 1)."""
     return 1.0 / (1 + passage_index)
@@ -101,6 +118,7 @@ def other_edition(body: str, profile: QuestionProfile) -> float:
 
 __all__ = [
     "FACT_KINDS",
+    "asks_how_to",
     "coverage",
     "defines",
     "fits_kind",
@@ -108,6 +126,7 @@ __all__ = [
     "meaning",
     "meaning_match",
     "misses_kind",
+    "names_code",
     "on_question",
     "other_edition",
     "prior",

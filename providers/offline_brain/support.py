@@ -40,6 +40,14 @@ def specifics(sentence: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def copied_block(block: str, passages: list[Passage]) -> bool:
+    """A fenced block in an answer is supported when one passage holds every line of it as written
+    (whitespace aside; the fence lines and a "…" cut mark are the writer's own)."""
+    lines = CITATION_RE.sub("", block).strip().split("\n")[1:-1]
+    lines = [" ".join(x.split()) for x in lines if x.strip() not in ("", "…")]
+    return bool(lines) and any(all(x in " ".join(p.text.split()) for x in lines) for p in passages)
+
+
 def _not_a_claim(bare: str) -> bool:
     """Leads, disclaimers and short connectives carry no claim to support."""
     return bare.endswith((":", "：")) or bool(NOT_A_CLAIM_RE.match(bare)) or len(key_terms(bare)) <= 1
@@ -53,6 +61,10 @@ def check_answer_support(
     by_number = {p.number: p for p in passages}
     results: list[SentenceSupport] = []
     for sentence in split_sentences(answer):  # a marker after a sentence end stays with it
+        if sentence.lstrip().startswith(("```", "~~~")):  # a block the answer shows: copied, or not
+            ok = copied_block(sentence, passages)
+            results.append(SentenceSupport(sentence=sentence, cited=[], supported=ok, score=float(ok)))
+            continue
         cited = parse_citations(sentence)
         bare = LEAD_RE.sub("", CITATION_RE.sub("", sentence).strip()).strip()
         computation = strip_lead(bare)

@@ -81,6 +81,14 @@ class Selection(BaseModel):
     length_budget: dict[str, int] = Field(description="characters of answer text further sentences may fill")
     max_sentences: int = Field(ge=1)
     max_rivals: int = Field(ge=0, description="other versions of the asked fact an answer names")
+    block_lines: int = Field(
+        default=12,
+        ge=0,
+        description="lines of an introduced code block or table an answer includes (0: none)",
+    )
+    block_chars: int = Field(
+        default=600, ge=0, description="characters of an introduced block an answer includes"
+    )
     provenance: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -1,0 +1,101 @@
+"""How-to answers for technical documentation (issue 21): a "How do I / 怎么 / 如何" question prefers the
+sentence naming the API, parameter or command; a chosen sentence that introduces a code block, command or
+table brings it along, bounded; the verifier accepts the block only as a copy. English and Chinese side by side."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.schemas import Passage
+from providers.offline_brain.answer import extractive_answer
+from providers.offline_brain.features import names_code
+from providers.offline_brain.profile import profile
+from providers.offline_brain.support import check_answer_support
+from providers.offline_brain.weights import params
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "expected"),
+    [
+        ("How do I bind a text input to state?", "Use the `v-model` directive on the input.", 1.0),
+        ("怎么把输入框绑定到状态？", "在输入框上使用 `v-model` 指令。", 1.0),
+        ("How do I roll back a release?", "Run helm rollback --wait to go back.", 1.0),
+        ("如何回滚一个发布？", "回滚发布时 Helm 会保留历史。", 0.0),  # names nothing as code
+        ("How do I use `defineProps`?", "Call `defineProps` in script setup.", 0.0),  # the question names it
+        ("What is a release?", "A release is an instance of a chart; see `helm list`.", 0.0),  # not how-to
+    ],
+)
+def test_names_code_fires_for_how_to_questions_and_new_code_names_only(question, sentence, expected):
+    assert names_code(sentence, profile(question)) == expected
+
+
+def test_the_packaged_writer_weighs_names_code():
+    assert "names_code" in params().writer.terms
+
+
+PAGES = {
+    "en": (
+        "Forms",
+        "Binding form input by hand is tedious. To bind a text input to state, use the `v-model` "
+        "directive as follows:\n\n"
+        '```vue-html\n<input v-model="message" placeholder="edit me" />\n```\n',
+        "How do I bind a text input to a piece of state in a template?",
+    ),
+    "zh": (
+        "表单",
+        "手动绑定表单输入很繁琐。要把文本输入框绑定到状态，在模板里使用 `v-model` 指令，写法如下：\n\n"
+        '```vue-html\n<input v-model="message" placeholder="edit me" />\n```\n',
+        "怎么在模板里把文本输入框绑定到状态？",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_an_introduced_code_block_is_part_of_the_answer_and_verified_as_a_copy(language):
+    heading, text, question = PAGES[language]
+    passage = Passage(number=1, chunk_id="p", source="forms.md", heading=heading, text=text)
+    answer = extractive_answer(question, [passage]).answer
+    assert '<input v-model="message" placeholder="edit me" />' in answer
+    assert "```vue-html" in answer and "[1]" in answer
+    verdicts = check_answer_support(answer, [passage])
+    assert verdicts and all(v.supported for v in verdicts)
+    forged = answer.replace('"message"', '"password"')
+    assert not all(v.supported for v in check_answer_support(forged, [passage]))
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_an_introduced_block_is_bounded(language):
+    heading, text, question = PAGES[language]
+    long_block = (
+        "```bash\n" + "\n".join(f"helm install release-{i} bitnami/nginx" for i in range(40)) + "\n```\n"
+    )
+    text = text.split("```")[0] + long_block
+    passage = Passage(number=1, chunk_id="p", source="forms.md", heading=heading, text=text)
+    limits = params().selection
+    answer = extractive_answer(question, [passage]).answer
+    shown = [line for line in answer.split("\n") if line.startswith("helm install")]
+    assert 0 < len(shown) <= limits.block_lines and "…" in answer
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "line"),
+    [
+        (
+            "怎么创建一个命名模板？",
+            "`define` 操作允许我们在模板文件中创建一个命名模板，语法如下：```yaml\n"
+            '{{- define "MY.NAME" }}\n  # body of template here\n',
+            '{{- define "MY.NAME" }}',
+        ),
+        (
+            "How do I create a named template?",
+            "The `define` action allows us to create a named template inside of a template file, "
+            "with this syntax:```yaml\n"
+            '{{- define "MY.NAME" }}\n  # body of template here\n',
+            '{{- define "MY.NAME" }}',
+        ),
+    ],
+)
+def test_a_block_the_chunk_cut_open_follows_its_introduction(question, text, line):
+    passage = Passage(number=1, chunk_id="p", source="named_templates.md", heading="Named", text=text)
+    answer = extractive_answer(question, [passage]).answer
+    assert line in answer and "syntax:```" not in answer and "如下：```" not in answer
