@@ -38,8 +38,8 @@ def test_a_trailing_reference_code_is_not_part_of_the_question(asked, meant):
 
 @pytest.fixture(scope="module")
 def agent(tmp_path_factory, embedder):
-    from config import load_settings
     from app import build_context, build_graph
+    from config import load_settings
 
     folder = index_of_files(tmp_path_factory, embedder, DOCS)
     context = build_context(load_settings(index_dir=folder, answer_cache=False, reranker="lexical"))
@@ -109,8 +109,8 @@ def test_the_semantic_cache_serves_paraphrases_never_other_numbers_names_or_code
     ],
 )
 def test_the_cache_keys_on_the_question_as_asked_reference_code_included(agent, question, coded):
-    from config import load_settings
     from app import ask, build_context
+    from config import load_settings
 
     app, offline = agent
     cached = build_context(load_settings(index_dir=offline.settings.index_dir, reranker="lexical"))

@@ -129,11 +129,15 @@ PAYLOAD = {
 }
 
 
-def _damage_pages(path: Path) -> None:
-    """``\\xde\\xad\\xbe\\xef`` x16 at offset 200 of every 4 KB page but the first (the issue's damage)."""
+def _damage_pages(path: Path, at: int = 200) -> None:
+    """``\\xde\\xad\\xbe\\xef`` x16 at offset ``at`` of every 4 KB page but the first (the issue's damage
+    at 200). Whether bytes 200-264 hit a page's structure or its free space depends on how many rows the
+    page holds (the checkpoint test used 200 until larger states moved thread A's cells; it now damages
+    at 600, inside the cells, so the thread's rows are unreadable while fresh rows can still be written;
+    a layout change that makes the damage miss shows as the first ``ask`` succeeding)."""
     data = bytearray(path.read_bytes())
     for offset in range(4096, len(data), 4096):
-        data[offset + 200 : offset + 264] = b"\xde\xad\xbe\xef" * 16
+        data[offset + at : offset + at + 64] = b"\xde\xad\xbe\xef" * 16
     path.write_bytes(bytes(data))
 
 
@@ -432,7 +436,7 @@ def _damaged_threads(index: Path, db: Path) -> dict[str, str]:
         assert run(env, "ask", QUESTION_EN, "--thread", thread).returncode == 0
     with sqlite3.connect(db) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    _damage_pages(db)
+    _damage_pages(db, at=600)
     return env
 
 
