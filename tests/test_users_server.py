@@ -397,7 +397,9 @@ def test_a_reingest_by_another_process_is_seen_without_restart(live):
 
 
 def test_error_bodies_carry_no_paths(live):
-    httpx.post(live.url + "/v1/collections", json={"name": "empty"}, headers=live.headers("admin"))
+    httpx.post(
+        live.url + "/v1/collections", json={"name": "empty"}, headers=live.headers("admin"), timeout=60
+    )
     for stream in (False, True):
         reply = live.ask("admin", "anything?", collection="empty", stream=stream)
         assert reply.status_code == 503 and reply.json()["error"]["code"] == "index_empty"
