@@ -17,7 +17,7 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 
 from core.text import jieba, to_simplified
-from providers.offline_brain.facts import compatible
+from providers.offline_brain.facts import compatible, is_date_key
 from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.weights import AgreementParams, params
 
@@ -53,7 +53,7 @@ def backing(
     for key in raw:
         together: dict[int, float] = {}
         for other, per_passage in raw.items():
-            if other == key or (_ANY.is_date.fullmatch(key) and compatible(key, other)):
+            if other == key or (is_date_key(key) and compatible(key, other)):
                 for p_index, value in per_passage.items():
                     together[p_index] = max(together.get(p_index, 0.0), value)
         merged[key] = together
@@ -101,7 +101,7 @@ def _different(facts: dict[str, str], others: dict[str, str]) -> list[str]:
     return [
         key
         for key in facts
-        if key not in others and not (_ANY.is_date.fullmatch(key) and any(compatible(key, k) for k in others))
+        if key not in others and not (is_date_key(key) and any(compatible(key, k) for k in others))
     ]
 
 

@@ -35,7 +35,7 @@ from providers.offline_brain.answer_language import (
     source_label,
 )
 from providers.offline_brain.extractive import split_sentences
-from providers.offline_brain.facts import compatible, facts, split_dateline, stated_facts
+from providers.offline_brain.facts import compatible, facts, is_date_key, split_dateline, stated_facts
 from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.meaning import Meaning
 from providers.offline_brain.profile import QuestionProfile, as_profile
@@ -295,7 +295,7 @@ def _fuller_first(pool: list[Candidate], language: str, close_to_best: float) ->
     dates ("2017年4月14日" for "2017-04-14" in a Chinese answer) leads instead. The answer quotes its
     source's wording, so it picks the source that words the fact for the reader."""
     lead = pool[0]
-    dates = {k: v for k, v in lead.facts.items() if _ANY.is_date_key.fullmatch(k)}
+    dates = {k: v for k, v in lead.facts.items() if is_date_key(k)}
     if not dates:
         return pool
 
@@ -316,7 +316,7 @@ def _fuller_first(pool: list[Candidate], language: str, close_to_best: float) ->
     for other in pool[1:]:
         if other.score < close_to_best * lead.score:
             break
-        if any(better(k, v) for k, v in other.facts.items() if _ANY.is_date_key.fullmatch(k)):
+        if any(better(k, v) for k, v in other.facts.items() if is_date_key(k)):
             return [other] + [c for c in pool if c is not other]
     return pool
 

@@ -40,6 +40,11 @@ def split_dateline(text: str) -> tuple[str, str]:
     return (found.group(0), text[found.end() :]) if found else ("", text)
 
 
+def is_date_key(key: str) -> bool:
+    """Whether a fact's key is a date (``2020``, ``2020-5-29``, ``?-5-29``), as ``facts`` writes it."""
+    return bool(_ANY.date_key.fullmatch(key))
+
+
 def compatible(a: str, b: str) -> bool:
     """Two date keys that do not contradict each other: "2020" and "2020-5-29", not "2020-5" and "2019-5"."""
     return a == b or a.startswith(b + "-") or b.startswith(a + "-")
