@@ -18,11 +18,7 @@ from functools import lru_cache
 
 from core.text import jieba, to_simplified
 from providers.offline_brain.facts import compatible, is_date_key
-from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.weights import AgreementParams, params
-
-_ZH, _EN, _ANY = lexicon().tables("agreement")
-
 
 Row = tuple[int, int, str]  # passage index, position in the passage, sentence
 Scored = tuple[float, float]  # match for the question, topical (on the question at all)
