@@ -182,8 +182,22 @@ def ingest(docs: Path, settings, *, rebuild: bool) -> dict[str, Any]:
     }
 
 
+def brain_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The offline brain, or the LLM at ``--llm-url`` playing ``--llm-roles`` (the rest offline)."""
+    if not args.llm_url:
+        return {"brain": "offline"}
+    return {
+        "brain": "llm",
+        "openai_base_url": args.llm_url,
+        "llm_model": args.llm_model,
+        "llm_roles": args.llm_roles,
+        "answer_cache": False,
+    }
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    os.environ["AGENTIC_RAG_BRAIN"] = "offline"
+    brain = brain_settings(args)
+    os.environ["AGENTIC_RAG_BRAIN"] = brain["brain"]
     sys.path.insert(0, str(ROOT))
     from app.evaluation import make_context
     from config import load_settings
@@ -200,7 +214,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     questions = load_questions(args.questions)
     if args.ids:
         questions = [q for q in questions if q.id in set(args.ids)]
-    settings = load_settings(index_dir=args.index, brain="offline")
+    # the index is built the same either way; model_copy: load_settings reads llm_model by env name only
+    settings = load_settings(index_dir=args.index, brain="offline").model_copy(update=brain)
     ingest_report = None
     if not args.reuse_index:
         print(f"ingesting {docs} into {args.index}", file=sys.stderr)
@@ -250,7 +265,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     context.retrievers.index.close()
     summary = summarise(rows)
     summary["ingest"] = ingest_report
-    summary["settings"] = {"brain": "offline", "embedder": settings.embedder, "reranker": settings.reranker}
+    summary["settings"] = {
+        "brain": brain["brain"],
+        "llm": {k: brain[k] for k in ("openai_base_url", "llm_model", "llm_roles") if k in brain},
+        "embedder": settings.embedder,
+        "reranker": settings.reranker,
+    }
     (args.out / "summary.json").write_text(
         json.dumps(summary, ensure_ascii=False, indent=1), encoding="utf-8"
     )
@@ -286,6 +306,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "eval_out/docs_eval/run")
     parser.add_argument("--reuse-index", action="store_true", help="ask the existing index, do not re-ingest")
     parser.add_argument("--ids", nargs="*", help="only these question ids")
+    parser.add_argument("--llm-url", help="an OpenAI-compatible server (e.g. `python main.py llm serve`)")
+    parser.add_argument("--llm-model", default="qwen2.5-coder-1.5b", help="the model name it serves")
+    parser.add_argument("--llm-roles", default="write", help="AGENTIC_RAG_LLM_ROLES: write, write,judge, all")
     args = parser.parse_args(argv)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     print_summary(run(args))
