@@ -115,6 +115,18 @@ def claim_precision(result: Any, verify: Any) -> tuple[float | None, bool]:
     return good / len(claims), good < len(claims)
 
 
+def step_costs(trace: list[Any]) -> dict[str, dict[str, int]]:
+    """Model calls and tokens per graph step: where a question's model time goes."""
+    steps: dict[str, dict[str, int]] = {}
+    for event in trace:
+        if event.model_calls:
+            cost = steps.setdefault(event.node, {"calls": 0, "tokens_in": 0, "tokens_out": 0})
+            cost["calls"] += event.model_calls
+            cost["tokens_in"] += event.tokens_in
+            cost["tokens_out"] += event.tokens_out
+    return steps
+
+
 def pct(values: list[float], p: int) -> float | None:
     return metrics.percentile(values, p) if values else None
 
@@ -160,6 +172,7 @@ def run_config_rows(args: argparse.Namespace, base_url: str | None, roles: str) 
                 "fallback_reasons": [
                     f"{e.node}: {e.fallback_reason}" for e in result.trace if e.fallback_reason
                 ],
+                "per_step": step_costs(result.trace),
                 "attached": sum(e.counts.get("citations_attached", 0) for e in result.trace),
                 "removed": sum(e.counts.get("sentences_removed", 0) for e in result.trace),
                 "answer": result.answer,
