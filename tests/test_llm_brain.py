@@ -26,6 +26,7 @@ from core.text import split_sentences
 from providers.brain import Brain, llm_brain, offline_brain
 from providers.brain.write import draft_from_text
 from providers.llm import PLACEHOLDER_API_KEY, make_chat_model
+from providers.tokens import count_tokens
 from tests.openai_server import (
     ScriptedOpenAIServer,
     by_step,
@@ -557,3 +558,35 @@ def test_plausible_responder_scripts_every_step_without_fallbacks(
         "answer",
         "check_support",
     ]
+
+
+LONG_EN = " ".join(
+    f"Release note {i} lists minor fixes to the build scripts and the changelog." for i in range(30)
+)
+LONG_ZH = "".join(f"第{i}条更新说明修复了构建脚本中的小问题。" for i in range(30))
+
+
+@pytest.mark.parametrize(
+    ("question", "filler", "answer"),
+    [
+        ("What is the default k of RRF?", LONG_EN, "The default k of RRF is 60."),
+        ("RRF 的默认 k 是多少？", LONG_ZH, "RRF 的默认 k 是 60。"),
+    ],
+)
+def test_a_small_model_judge_reads_each_chunks_best_sentences_within_the_budget(
+    openai_server: ScriptedOpenAIServer, fallback: Brain, question: str, filler: str, answer: str
+) -> None:
+    """Issue 22: a packaged 2-core model shares the writer's budget among the judged chunks; the
+    sentence that answers survives although it sits at the end of a long chunk."""
+    chunks = [scored("notes", filler + " " + answer), scored("misc", filler)]
+    reply = {"judgements": [{"n": 1, "relevance": 1.0}], "is_sufficient": True}
+    budgeted = make_brain(openai_server, fallback, context_budget=200, small_model=True)
+    openai_server.script(reply_json(reply))
+    budgeted.judge(question, QueryAnalysis(), chunks, [question])
+    shown = user_text(openai_server.requests[-1])
+    assert answer in shown
+    assert count_tokens(shown) < 200 + count_tokens(question) + 60  # labels and the question itself
+    remote = make_brain(openai_server, fallback, context_budget=200)  # not a small model: 300 per chunk
+    openai_server.script(reply_json(reply))
+    remote.judge(question, QueryAnalysis(), chunks, [question])
+    assert answer not in user_text(openai_server.requests[-1])  # the head of each chunk only

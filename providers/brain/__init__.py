@@ -93,6 +93,7 @@ def llm_brain(
     roles: frozenset[str] = ALL_ROLES,
     context_budget: int | None = None,
     citer: Citer | None = None,
+    small_model: bool = False,
 ) -> Brain:
     """Each role in ``roles`` asks ``model`` first and is answered by ``fallback``'s role when the model
     fails; the other roles are ``fallback``'s alone (no request at all).
@@ -100,6 +101,7 @@ def llm_brain(
     Build ``model`` with ``max_retries=0``: ``max_retries`` here retries 429/5xx/timeouts (never a
     refused connection) within the question's deadline. ``max_tokens`` caps each step's replies (step
     name -> tokens); ``citer`` attaches citations to a model answer that lacks valid ones.
+    ``small_model``: the judge, too, reads only ``context_budget`` tokens (each chunk's best sentences).
     """
     unknown = set(roles) - ALL_ROLES
     if unknown or not roles:
@@ -116,7 +118,13 @@ def llm_brain(
     )
     primaries: dict[str, Any] = {
         "analyze": LLMAnalyzer(chat),
-        "judge": LLMJudge(chat, fallback.judge, tokens_per_chunk=judge_tokens_per_chunk),
+        "judge": LLMJudge(
+            chat,
+            fallback.judge,
+            tokens_per_chunk=judge_tokens_per_chunk,
+            context_tokens=context_budget if small_model else None,
+            meaning=getattr(fallback.compress, "meaning", None),  # the offline compressor's choice
+        ),
         "rewrite": LLMRewriter(chat),
         "contextualize": LLMContextualizer(chat),
         "compress": LLMCompressor(chat),
@@ -187,5 +195,6 @@ def make_brain(settings: Settings, embedder: TextEmbedder | None = None, **optio
         roles=settings.llm_role_set(small_model=is_packaged_model(settings)),
         context_budget=writer_context_tokens(settings),
         citer=Citer(offline.verify),
+        small_model=is_packaged_model(settings),
         **options,
     )

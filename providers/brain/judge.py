@@ -7,12 +7,13 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, field_validator
 
 from core.chunks import ScoredChunk
-from core.schemas import ChunkJudgement, QueryAnalysis, RetrievalEvaluation, SuggestedAction
+from core.schemas import ChunkJudgement, Passage, QueryAnalysis, RetrievalEvaluation, SuggestedAction
 from providers import prompts
 from providers.brain.answerability.gate import AnswerabilityGate
 from providers.brain.chat import Chat, messages
 from providers.brain.errors import ModelGaveUp
 from providers.brain.roles import Judge
+from providers.offline_brain.extractive import compress_passages
 from providers.offline_brain.judge import evaluate
 from providers.offline_brain.meaning import Meaning
 from providers.tokens import truncate_to_tokens
@@ -81,23 +82,50 @@ class _JudgeReply(BaseModel):
     reasoning: str = Field(default="", max_length=2 * MAX_REASON_CHARS)
 
 
-class LLMJudge:
-    """The model judges numbered passages; passages it skips take ``offline``'s view."""
+# The least a chunk shows the judge when a context budget is shared out (about one sentence).
+MIN_TOKENS_PER_CHUNK = 40
 
-    def __init__(self, chat: Chat, offline: Judge, *, tokens_per_chunk: int = 300) -> None:
+
+class LLMJudge:
+    """The model judges numbered passages; passages it skips take ``offline``'s view.
+
+    ``context_tokens`` (a small model's budget, the writer's) is shared evenly among the chunks and
+    each shows its most relevant sentences within its share (the offline compressor's choice), so a
+    2-core local model reads ~800 prompt tokens instead of ``tokens_per_chunk`` per chunk (issue 22).
+    """
+
+    def __init__(
+        self,
+        chat: Chat,
+        offline: Judge,
+        *,
+        tokens_per_chunk: int = 300,
+        context_tokens: int | None = None,
+        meaning: Meaning | None = None,
+    ) -> None:
         self.chat = chat
         self.offline = offline
         self.tokens_per_chunk = tokens_per_chunk
+        self.context_tokens = context_tokens
+        self.meaning = meaning
+
+    def shown(self, question: str, chunks: list[ScoredChunk]) -> list[str]:
+        """What the judge reads of each chunk: its head, or its best sentences within a budget share."""
+        if not self.context_tokens:
+            return [truncate_to_tokens(sc.chunk.text, self.tokens_per_chunk) for sc in chunks]
+        share = min(self.tokens_per_chunk, max(MIN_TOKENS_PER_CHUNK, self.context_tokens // len(chunks)))
+        return [best_sentences(question, sc, share, self.meaning) for sc in chunks]
 
     def __call__(
         self, question: str, analysis: QueryAnalysis, chunks: list[ScoredChunk], tried: list[str]
     ) -> RetrievalEvaluation:
         if not chunks:
             raise ModelGaveUp("no chunks to judge")
+        shown = self.shown(question, chunks)
         context = prompts.context_block(
             [
-                (str(i), chunk_label(sc), truncate_to_tokens(sc.chunk.text, self.tokens_per_chunk))
-                for i, sc in enumerate(chunks, 1)
+                (str(i), chunk_label(sc), text)
+                for i, (sc, text) in enumerate(zip(chunks, shown, strict=True), 1)
             ]
         )
         asked = messages(
@@ -126,6 +154,13 @@ class LLMJudge:
             suggested_action=reply.suggested_action,
             reasoning=reply.reasoning,
         )
+
+
+def best_sentences(question: str, sc: ScoredChunk, tokens: int, meaning: Meaning | None) -> str:
+    """The chunk's sentences most relevant to the question, in their order, within ``tokens``."""
+    passage = Passage(number=1, chunk_id=sc.id, source=sc.chunk.source, text=sc.chunk.text)
+    kept = compress_passages(question, [passage], tokens, meaning=meaning)
+    return kept[0].text if kept else truncate_to_tokens(sc.chunk.text, tokens)
 
 
 def chunk_label(sc: ScoredChunk) -> str:
