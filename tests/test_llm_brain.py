@@ -590,3 +590,31 @@ def test_a_small_model_judge_reads_each_chunks_best_sentences_within_the_budget(
     openai_server.script(reply_json(reply))
     remote.judge(question, QueryAnalysis(), chunks, [question])
     assert answer not in user_text(openai_server.requests[-1])  # the head of each chunk only
+
+
+@pytest.mark.parametrize(
+    ("question", "refusal", "evidence"),
+    [
+        ("RRF 的常数 k 默认是多少？", "根据现有资料无法确定。", "RRF 的常数 k 默认是 60。"),
+        (
+            "What is RRF's default k?",
+            "This cannot be determined from the documents.",
+            "RRF's k defaults to 60.",
+        ),
+    ],
+)
+def test_a_small_models_refusal_of_accepted_evidence_is_answered_offline(
+    openai_server: ScriptedOpenAIServer, fallback: Brain, question: str, refusal: str, evidence: str
+) -> None:
+    """Issue 22: the packaged models refuse answerable questions (Chinese above all); their refusal is a
+    failed step and the offline writer answers. Any other model's refusal stands."""
+    passages = [passage(1, evidence)]
+    small = make_brain(openai_server, fallback, small_model=True)
+    openai_server.script(reply(refusal))
+    draft = small.write(question, passages)
+    assert not draft.insufficient and "60" in draft.answer
+    [record] = calls(small)
+    assert record["fallback"] and "refused" in record["error"]
+    remote = make_brain(openai_server, fallback)
+    openai_server.script(reply(refusal))
+    assert remote.write(question, passages).insufficient

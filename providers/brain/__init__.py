@@ -101,7 +101,8 @@ def llm_brain(
     Build ``model`` with ``max_retries=0``: ``max_retries`` here retries 429/5xx/timeouts (never a
     refused connection) within the question's deadline. ``max_tokens`` caps each step's replies (step
     name -> tokens); ``citer`` attaches citations to a model answer that lacks valid ones.
-    ``small_model``: the judge, too, reads only ``context_budget`` tokens (each chunk's best sentences).
+    ``small_model``: the judge, too, reads only ``context_budget`` tokens (each chunk's best sentences),
+    and the writer's refusals are not trusted (the offline writer answers; ``LLMWriter``).
     """
     unknown = set(roles) - ALL_ROLES
     if unknown or not roles:
@@ -128,7 +129,7 @@ def llm_brain(
         "rewrite": LLMRewriter(chat),
         "contextualize": LLMContextualizer(chat),
         "compress": LLMCompressor(chat),
-        "write": LLMWriter(chat, answer_check, max_answer_chars, citer),
+        "write": LLMWriter(chat, answer_check, max_answer_chars, citer, trust_refusal=not small_model),
         "verify": LLMVerifier(chat),
     }
     chosen = {

@@ -51,7 +51,10 @@ class LLMWriter:
 
     ``check`` judges the model's answer independently of the model: a reason to reject it makes the
     role give up, so the fallback (offline) writer answers and the reason goes into the trace. An
-    answer longer than ``max_chars`` is cut there and read no further.
+    answer longer than ``max_chars`` is cut there and read no further. With ``trust_refusal`` off (the
+    packaged small models), a "cannot be determined" is a failed step too: the writer is only asked
+    when the answerability model accepted the evidence, and those models refuse answerable Chinese
+    questions most of the time (docs/benchmarks.md, issue 22), so the offline writer answers instead.
     """
 
     def __init__(
@@ -60,11 +63,13 @@ class LLMWriter:
         check: AnswerCheck | None = None,
         max_chars: int = 4000,
         citer: Citer | None = None,
+        trust_refusal: bool = True,
     ) -> None:
         self.chat = chat
         self.check = check
         self.max_chars = max_chars
         self.citer = citer
+        self.trust_refusal = trust_refusal
 
     def __call__(
         self, question: str, passages: list[Passage], analysis: QueryAnalysis | None = None
@@ -80,6 +85,8 @@ class LLMWriter:
         if not text:
             raise ModelGaveUp("empty answer")
         draft = draft_from_text(text)
+        if draft.insufficient and not self.trust_refusal:
+            raise ModelGaveUp("the model refused evidence the answerability model accepts")
         if self.citer is not None and not draft.insufficient:
             note = ANSWER_CUT_NOTE.format(limit=self.max_chars)
             cut = text.endswith(note.strip())
