@@ -12,4 +12,6 @@ if [ ! -x /usr/bin/chromium ]; then
   { apt-get update -qq && apt-get install -y -qq chromium fonts-wqy-zenhei >/dev/null; } \
     || echo "warning: could not install chromium; the browser test will skip" >&2
 fi
-exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+# Two workers (pytest-xdist), each taking whole test files (--dist loadfile), so module-scoped servers,
+# indexes and models are still built once per file; TEST_WORKERS=0 runs everything in this one process.
+exec .venv/bin/python -m pytest -q -p no:cacheprovider -n "${TEST_WORKERS:-2}" --dist loadfile "$@"

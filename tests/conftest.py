@@ -6,6 +6,7 @@ import os
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,6 +23,13 @@ for _var in (
     "AGENTIC_RAG_OPENAI_BASE_URL",
 ):
     os.environ.pop(_var, None)
+
+# Tests talk to real servers (subprocesses and threads running the graph) on a shared 2-core machine,
+# two test workers at a time: httpx's 5 s default read timeout is a flake there, not a check (no test
+# is about it). A call that passes its own ``timeout=`` keeps it; the product never relies on this default.
+httpx._config.DEFAULT_TIMEOUT_CONFIG.read = 120.0
+httpx._config.DEFAULT_TIMEOUT_CONFIG.write = 120.0
+httpx._config.DEFAULT_TIMEOUT_CONFIG.pool = 120.0
 
 
 @pytest.fixture(scope="session")
