@@ -114,3 +114,24 @@ def test_computation_intents_read_the_question_only():
     assert computation_intent("What does error code E-4711 mean?") is None
     assert computation_intent("What is the mean of the three scores?") == "average"
     assert computation_intent("三次成绩的平均值是多少？") == "average"
+
+
+@pytest.mark.parametrize(
+    ("question", "texts", "expected"),
+    [
+        (
+            "张伟担任校长多少年？",
+            ["该校校长办公室于1952年至1960年扩建。", "张伟于2008年至2015年担任该校校长。"],
+            7,
+        ),
+        (
+            "How many years did Ruth Okoro chair the board?",
+            ["The board met from 1990 to 2001.", "Ruth Okoro chaired the board from 2004 to 2011."],
+            7,
+        ),
+    ],
+)
+def test_a_stated_range_is_read_from_the_sentence_that_best_matches(question, texts, expected):
+    """Two sentences state a range; the one sharing more of the question's terms holds the answer."""
+    _draft, values = computed(question, *texts)
+    assert values == [expected]

@@ -23,7 +23,7 @@ from providers.brain.roles import Brain
 from providers.brain.sql import LLMApiChooser, LLMSqlWriter, no_api_calls, no_sql
 from providers.brain.verify import LLMVerifier, OfflineVerifier
 from providers.brain.write import AnswerCheck, LLMWriter, OfflineWriter
-from providers.offline_brain.meaning import Meaning, TextEmbedder
+from providers.meaning import Meaning, TextEmbedder
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

@@ -33,7 +33,7 @@ from core.entities import ENTITY_PATTERNS, extract_entities
 from core.schemas import Passage, SentenceSupport
 from core.text import CJK_RE, detect_language, parse_citations, to_simplified
 from core.tokenize import tokenize
-from providers.offline_brain.meaning import TextEmbedder
+from providers.meaning import TextEmbedder
 from providers.prompts import INSUFFICIENT_MARKERS
 
 # Below these cosine similarities between question and answer (use-multilingual) the answer is taken as

@@ -11,8 +11,8 @@ from core.text import split_sentences
 from providers import prompts
 from providers.brain.chat import Chat, messages
 from providers.brain.errors import ModelGaveUp
+from providers.meaning import Meaning
 from providers.offline_brain.extractive import compress_passages
-from providers.offline_brain.meaning import Meaning
 from providers.tokens import count_tokens
 
 

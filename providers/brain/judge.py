@@ -13,9 +13,9 @@ from providers.brain.answerability.gate import AnswerabilityGate
 from providers.brain.chat import Chat, messages
 from providers.brain.errors import ModelGaveUp
 from providers.brain.roles import Judge
+from providers.meaning import Meaning
 from providers.offline_brain.extractive import compress_passages
 from providers.offline_brain.judge import evaluate
-from providers.offline_brain.meaning import Meaning
 from providers.tokens import truncate_to_tokens
 
 

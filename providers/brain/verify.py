@@ -8,7 +8,7 @@ from core.schemas import Passage, SentenceSupport
 from core.text import parse_citations, split_sentences
 from providers import prompts
 from providers.brain.chat import Chat, messages
-from providers.offline_brain.meaning import Meaning
+from providers.meaning import Meaning
 from providers.offline_brain.support import check_answer_support
 
 

@@ -12,9 +12,9 @@ from providers import prompts
 from providers.brain.chat import THINK_RE, Chat, messages
 from providers.brain.citing import Citer
 from providers.brain.errors import ModelGaveUp
+from providers.meaning import Meaning
 from providers.offline_brain.answer import extractive_answer
 from providers.offline_brain.compute import computation_intent, computed_answer, plan_computation
-from providers.offline_brain.meaning import Meaning
 from providers.offline_brain.profile import profile_for
 from tools import ToolError, ToolResult, langchain_tools, run_tool
 

@@ -41,22 +41,15 @@ class Cue:
     weight: int
 
 
-def _zh(*words: str, weight: int) -> Cue:
-    return Cue(re.compile("|".join(map(re.escape, words))), weight)
-
-
-def _en(*phrases: str, weight: int) -> Cue:
-    return Cue(re.compile(r"\b(?:" + "|".join(phrases) + r")\b", re.IGNORECASE), weight)
-
-
 def _cue(item: dict) -> Cue:
-    words, phrases = item.get("words"), item.get("phrases")
-    if "use" in item:  # a list decompose shares: its words (zh) or its regex (en)
-        entry = _LEX.entry(item["use"], item["language"])
-        if "words" not in entry:
-            return Cue(_LEX.regex(entry), item["weight"])
-        words = entry["words"]
-    return _zh(*words, weight=item["weight"]) if words else _en(*phrases, weight=item["weight"])
+    """A cue of the data: words (zh) as written, phrases (en, regexes) whole-word and case-insensitively,
+    or (``use``) a list decompose shares: its words or its regex."""
+    entry = _LEX.entry(item["use"], item["language"]) if "use" in item else item
+    if "regex" in entry:
+        return Cue(_LEX.regex(entry), item["weight"])
+    if "words" in entry:
+        return Cue(re.compile("|".join(map(re.escape, entry["words"]))), item["weight"])
+    return Cue(re.compile(r"\b(?:" + "|".join(entry["phrases"]) + r")\b", re.IGNORECASE), item["weight"])
 
 
 _TYPE_ORDER: tuple[QueryType, ...] = ("comparative", "analytical", "procedural")
@@ -283,6 +276,5 @@ __all__ = [
     "extract_entities",
     "key_terms",
     "recommend_strategy",
-    "segment",
     "surface_terms",
 ]

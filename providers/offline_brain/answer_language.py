@@ -13,44 +13,32 @@ sentences are all in the reader's language has none.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from core.text import CJK_RE
+from providers.offline_brain.lexicon import lexicon
 
-_SET_ASIDE = re.compile(  # ASCII classes only: a Chinese run is never an identifier
-    r"`[^`]*`"  # inline code
-    r"|https?://\S+"  # links
-    r"|(?<![A-Za-z0-9_])--?[A-Za-z][A-Za-z0-9_-]*"  # command-line options
-    r"|[A-Za-z0-9_.]*[A-Za-z][A-Za-z0-9_.]*[_./:][A-Za-z0-9_./:-]*"  # identifiers, paths: values.yaml
-    r"|[A-Za-z0-9_]+-[A-Za-z0-9_][A-Za-z0-9_-]*"  # kube-system, v-if
-)
-_LATIN_WORD = re.compile(r"[A-Za-z]+")
-# a line of code or markup quoted from a page ("import { ref } from 'vue'", "<h1 v-show=…>", "// note")
-_CODE_LINE = re.compile(
-    r"^\s*(?:import\s|export\s|const\s|let\s|var\s|function\s|return\s|<[A-Za-z/!]|//|\$ )|=>|</|[{;]\s*$"
-)
-_NAMES = {"zh": {"en": "英文"}, "en": {"zh": "Chinese"}}
+_ZH, _EN, _ANY = lexicon().tables("answer_language")  # what is set aside, a code line, language names
 
 
 def sentence_language(sentence: str) -> str:
     """'zh' or 'en' for one sentence: its Chinese characters against its Latin words, with
     code, links, options and identifiers set aside (they are not the sentence's language)."""
-    prose = _SET_ASIDE.sub(" ", sentence)
+    prose = _ANY.set_aside.sub(" ", sentence)
     cjk = len(CJK_RE.findall(prose))
     if not cjk:
         return "en"
-    return "zh" if cjk >= len(_LATIN_WORD.findall(prose)) else "en"
+    return "zh" if cjk >= len(_ANY.latin_word.findall(prose)) else "en"
 
 
 def is_code_line(sentence: str) -> bool:
     """A line of code or markup: in no human language, so it carries no language label."""
-    return bool(_CODE_LINE.search(sentence))
+    return bool(_ANY.code_line.search(sentence))
 
 
 def source_label(reader: str, language: str) -> str:
     """The lead before a run of sentences in ``language`` that a ``reader`` reads; '' for their own."""
-    name = _NAMES.get(reader, {}).get(language)
+    name = _ANY.names.get(reader, {}).get(language)
     if language == reader or not name:
         return ""
     return f"（以下引自{name}资料原文）" if reader == "zh" else f"(Quoted from a {name} source.) "

@@ -15,8 +15,15 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from core.schemas import DraftAnswer, Passage
-from core.text import detect_language, split_sentences
-from providers.offline_brain.compute_values import match_terms, plan_values, stated_range, value_intent
+from core.text import detect_language
+from providers.offline_brain.compute_values import (
+    match_terms,
+    overlaps,
+    plan_values,
+    sentences,
+    stated_range,
+    value_intent,
+)
 from providers.offline_brain.lexicon import lexicon
 from tools import ToolError, ToolResult, run_tool
 from tools.dates import find_dates
@@ -86,10 +93,6 @@ class _Candidate(BaseModel):
     terms: frozenset[str]
 
 
-def _sentences(passages: list[Passage]) -> list[tuple[int, str]]:
-    return [(p.number, s) for p in passages for s in split_sentences(p.text)]
-
-
 def _best_pair(question: str, candidates: list[_Candidate]) -> tuple[_Candidate, _Candidate] | None:
     """Two operands from different sentences that together cover the most question terms; for an age,
     the event the question names and the birth date of someone it names."""
@@ -118,7 +121,7 @@ def _best_pair(question: str, candidates: list[_Candidate]) -> tuple[_Candidate,
 
 def _date_candidates(passages: list[Passage], precision_needed: bool) -> list[_Candidate]:
     found = []
-    for number, sentence in _sentences(passages):
+    for number, sentence in sentences(passages):
         for date in find_dates(sentence):
             if precision_needed and date.precision != "day":
                 continue
@@ -130,10 +133,9 @@ def _date_candidates(passages: list[Passage], precision_needed: bool) -> list[_C
 
 def _states_count(question: str, passages: list[Passage]) -> bool:
     """A best-matching sentence already says how many years or days ("12岁", "65 years"): quote it."""
-    wanted = set(match_terms(question))
-    scored = [(len(match_terms(sentence) & wanted), sentence) for _, sentence in _sentences(passages)]
-    top = max((overlap for overlap, _ in scored), default=0)
-    return top > 0 and any(_ANY.count.search(sentence) for overlap, sentence in scored if overlap == top)
+    scored = overlaps(question, passages)
+    top = max((overlap for overlap, _, _ in scored), default=0)
+    return top > 0 and any(_ANY.count.search(sentence) for overlap, _, sentence in scored if overlap == top)
 
 
 def _date_span(
@@ -173,10 +175,8 @@ def _conversion(question: str, passages: list[Passage]) -> Computation | None:
     target = _TARGET_UNIT.search(question)
     if target is None:
         return None
-    wanted = set(match_terms(question))
     found: list[tuple[int, Operand, ToolResult]] = []
-    for number, sentence in _sentences(passages):
-        overlap = len(match_terms(sentence) & wanted)
+    for overlap, number, sentence in overlaps(question, passages):
         for match in _QUANTITY.finditer(sentence) if overlap else ():
             value = float(match.group("value").replace(",", ""))
             try:

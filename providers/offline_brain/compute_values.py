@@ -56,6 +56,17 @@ def match_terms(text: str) -> frozenset[str]:
     return frozenset(key_terms(text)) | frozenset(_ANY.cjk_pair.findall(text)) | labels
 
 
+def sentences(passages: list[Passage]) -> list[tuple[int, str]]:
+    """(passage number, sentence) for every sentence of the passages, in order."""
+    return [(p.number, s) for p in passages for s in split_sentences(p.text)]
+
+
+def overlaps(question: str, passages: list[Passage]) -> list[tuple[int, int, str]]:
+    """(terms shared with the question, passage number, sentence) for every sentence, in order."""
+    wanted = match_terms(question)
+    return [(len(match_terms(sentence) & wanted), n, sentence) for n, sentence in sentences(passages)]
+
+
 class Quantity:
     def __init__(self, value: float, text: str, scale: str, start: int) -> None:
         self.value, self.text, self.scale, self.start = value, text, scale, start
@@ -104,14 +115,7 @@ def _count_hint(question: str) -> int | None:
 
 def _ranked(question: str, passages: list[Passage]) -> list[tuple[int, int, str, list[Quantity]]]:
     """(overlap, passage, sentence, quantities) for sentences sharing terms with the question, best first."""
-    wanted = match_terms(question)
-    scored = []
-    for passage in passages:
-        for sentence in split_sentences(passage.text):
-            overlap = len(match_terms(sentence) & wanted)
-            found = quantities(sentence)
-            if overlap and found:
-                scored.append((overlap, passage.number, sentence, found))
+    scored = [(o, n, s, found) for o, n, s in overlaps(question, passages) if o and (found := quantities(s))]
     return sorted(scored, key=lambda s: -s[0])
 
 
@@ -196,15 +200,12 @@ def stated_range(
 ) -> tuple[FoundDate, FoundDate, int, str] | None:
     """The two dates of the best-matching sentence that states both ends of a span ("from 2019 to
     2022", "2008年至2015年", "2012年加入…2020年离职"): (start, end, passage, sentence)."""
-    wanted = match_terms(question)
-    best: tuple[int, int, str, list[FoundDate]] | None = None
-    for passage in passages:
-        for sentence in split_sentences(passage.text):
-            dates = [d for d in find_dates(sentence) if not day_precision or d.precision == "day"]
-            overlap = len(match_terms(sentence) & wanted)
-            if overlap and (best is None or overlap > best[0]):
-                best = (overlap, passage.number, sentence, dates)
-    if best is None or len(best[3]) != 2:
+    matching = [row for row in overlaps(question, passages) if row[0]]
+    if not matching:
         return None
-    first, second = sorted(best[3], key=lambda d: d.date)
-    return first, second, best[1], best[2]
+    _, number, sentence = max(matching, key=lambda row: row[0])  # the first of the best
+    dates = [d for d in find_dates(sentence) if not day_precision or d.precision == "day"]
+    if len(dates) != 2:
+        return None
+    first, second = sorted(dates, key=lambda d: d.date)
+    return first, second, number, sentence

@@ -15,7 +15,7 @@ import re
 from core.chunks import ScoredChunk
 from core.names import NameShape, find_names, name_matches, title_matches
 from core.text import contains_cjk
-from providers.offline_brain.analysis import extract_entities, key_terms
+from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.decompose import segment, topic_of, zh_list
 from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.noun_phrases import names_a_thing, whole_noun_phrase
@@ -25,20 +25,7 @@ from providers.offline_brain.words import content_words, pos_tags
 _ZH, _EN, _ANY = lexicon().tables("contextualize")
 _NAME_SHAPE = NameShape.from_dict(_EN.name_shape)
 
-# ---- referring words ------------------------------------------------------------------------------
-
-# "那" / "那么" opening a question means "then", not "that"
-# A transliterated foreign name joins its parts with a middle dot ("让-皮埃尔·巴利冈", "庫那西利·美那西"):
-# a character inside it is a syllable of the name, never a referring word.
-
-
 # ---- the antecedent --------------------------------------------------------------------------------
-
-# verbs that end the subject of "how does X merge ..." (no tagger offline; the common ones)
-
-
-def _pos(text: str) -> list[tuple[str, str]]:
-    return pos_tags(text)
 
 
 def _zh_subject(question: str) -> str:
@@ -49,7 +36,7 @@ def _zh_subject(question: str) -> str:
     ):  # "文档切分时块大小…": the subject follows the time clause
         question = "".join(tokens[tokens.index("时") + 1 :])
     topic = topic_of(question)
-    pairs = _pos(topic)
+    pairs = pos_tags(topic)
     kept: list[tuple[str, str]] = []
     for i, (word, flag) in enumerate(pairs):
         has_noun = any(f.startswith(("n", "eng")) for _, f in kept)
@@ -91,16 +78,13 @@ def _en_subject(question: str) -> str:
 
 
 def _subject(question: str) -> str:
-    return (
-        _zh_subject(question)
-        if contains_cjk(question) and not _latin_led(question)
-        else _en_subject(question)
-    )
+    return _zh_subject(question) if _is_chinese(question) else _en_subject(question)
 
 
-def _latin_led(question: str) -> bool:
-    """An English question that names a Chinese term ("What does 倒数排名融合 mean?")."""
-    return bool(_EN.latin_question_opening.match(question))
+def _is_chinese(question: str) -> bool:
+    """Read as a Chinese question: it has Chinese and is not an English question naming a Chinese term
+    ("What does 倒数排名融合 mean?")."""
+    return contains_cjk(question) and not _EN.latin_question_opening.match(question)
 
 
 def _person(text: str) -> str:
@@ -108,7 +92,7 @@ def _person(text: str) -> str:
     latin = find_names(text, _NAME_SHAPE)
     if latin:
         return latin[0]
-    for word, flag in _pos(text):
+    for word, flag in pos_tags(text):
         if flag in _ZH.person_tags and len(word) >= 2:
             return word
     return ""
@@ -239,7 +223,7 @@ def _en_referring(question: str) -> re.Match[str] | None:
 def has_referring_word(question: str) -> bool:
     """Whether the question leans on something said before (a pronoun, a demonstrative, "what about")."""
     q = question.strip()
-    if contains_cjk(q) and not _latin_led(q):
+    if _is_chinese(q):
         return _zh_referring(q) is not None or bool(_ZH.then_what_about.search(q))
     return _en_referring(q) is not None or bool(_EN.what_about.match(q))
 
@@ -262,31 +246,39 @@ def names_its_own_context(question: str) -> bool:
     return bool(long or own or _said_before_the_reference(q) or _antecedent_before_pronoun(q))
 
 
+def _reference(question: str) -> tuple[int, str] | None:
+    """Where the first referring expression starts and its kind: "pronoun" (他 / 它 / it / her ...),
+    "其", or another (a demonstrative "那个性能问题", "this one", names its noun after it)."""
+    if _is_chinese(question):
+        found = _zh_referring(question)
+        if found is None:
+            return None
+        word = question[found[0] : found[1]]
+        return found[0], "pronoun" if found[2] in ("person", "thing") else "其" if word == "其" else found[2]
+    match = _en_referring(question)
+    if match is None:
+        return None
+    return match.start(), "pronoun" if match.group(0).lower() in _EN.pronouns else "other"
+
+
 def _antecedent_before_pronoun(question: str) -> bool:
     """A pronoun (她 / 其 / 它 / it / her ...) refers back to a noun said before it in the same
     question ("杨丽音和她的丈夫", "喬治亞在其外交政策上", "How did the town get its name?"); a
     demonstrative ("那个性能问题", "this one") names its noun after it and is not settled this way."""
-    if contains_cjk(question) and not _latin_led(question):
-        found = _zh_referring(question)
-        if found is None or (found[2] not in ("person", "thing") and question[found[0] : found[1]] != "其"):
-            return False
-        return any(flag in _ZH.naming_tags for _, flag in _pos(question[: found[0]]))
-    match = _en_referring(question)
-    if match is None or match.group(0).lower() not in _EN.pronouns:
+    found = _reference(question)
+    if found is None or found[1] not in ("pronoun", "其"):
         return False
-    return len(content_words(question[: match.start()])) >= 1
+    before = question[: found[0]]
+    if _is_chinese(question):
+        return any(flag in _ZH.naming_tags for _, flag in pos_tags(before))
+    return len(content_words(before)) >= 1
 
 
 def _said_before_the_reference(question: str) -> bool:
     """Two content words before the referring word name what it refers to ("Anthrax spores are
     hard to dispose of once they ...", "蘇利南這地區"); "How do I fix that?" names nothing."""
-    if contains_cjk(question) and not _latin_led(question):
-        found = _zh_referring(question)
-        start = found[0] if found else 0
-    else:
-        match = _en_referring(question)
-        start = match.start() if match else 0
-    return len(content_words(question[:start])) >= 2
+    found = _reference(question)
+    return len(content_words(question[: found[0] if found else 0])) >= 2
 
 
 def needs_clarification(question: str, history: list[tuple[str, str]]) -> bool:
@@ -406,19 +398,14 @@ def _en_resolve(question: str, conversation: _Conversation) -> str:
 def _names_its_antecedent(question: str) -> bool:
     """A pronoun whose own sentence names a thing before it ("…the index is damaged, and how do I
     rebuild it…", "重排序器需要 GPU 吗，还是它能…") means that thing: nothing to resolve."""
-    if contains_cjk(question) and not _latin_led(question):
-        found = _zh_referring(question)
-        if found is None or found[2] not in ("person", "thing"):
-            return False
-        return names_a_thing(question[: found[0]])
-    match = _en_referring(question)
-    return bool(match and match.group(0).lower() in _EN.pronouns and names_a_thing(question[: match.start()]))
+    found = _reference(question)
+    return found is not None and found[1] == "pronoun" and names_a_thing(question[: found[0]])
 
 
 def _standalone(question: str, conversation: _Conversation) -> str:
     if not has_referring_word(question) or not conversation.thing() or _names_its_antecedent(question):
         return question
-    if contains_cjk(question) and not _latin_led(question):
+    if _is_chinese(question):
         return _zh_resolve(question, conversation)
     return _en_resolve(question, conversation)
 
@@ -447,12 +434,3 @@ def contextualize_question(question: str, history: list[tuple[str, str]]) -> str
                 topic = ""
         resolved.append((role, text))
     return _standalone(question, _Conversation(resolved, topic))
-
-
-__all__ = [
-    "contextualize_question",
-    "extract_entities",
-    "has_referring_word",
-    "needs_clarification",
-    "the_one_document",
-]

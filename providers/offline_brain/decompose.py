@@ -19,8 +19,12 @@ from core.text import contains_cjk, jieba
 from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.weights import params
 
-_ZH, _EN, _ANY = lexicon().tables("decompose")
-_LIFE_VERBS, _DESCRIBED_HEAD = "|".join(_EN.life_verbs), "|".join(_ZH.described_head)
+_LEX = lexicon()
+_ZH, _EN, _ANY = _LEX.tables("decompose")
+_RELATIONS = "|".join(sorted(_ZH.relational, key=len, reverse=True))  # longest first
+_ZH_CHAIN, _ZH_ATTRIBUTE = (
+    _LEX.regex(_LEX.entry(f"decompose.{name}", "zh"), rel=_RELATIONS) for name in ("chain", "attribute")
+)
 
 # ---- cue lexicon shared with the analyzer ---------------------------------------------------------
 
@@ -52,11 +56,16 @@ def _strip_end(question: str) -> str:
     return question.strip().rstrip("?？。.!！ ").strip()
 
 
+def normalise_query(query: str) -> str:
+    """Case- and space-insensitive form used to compare queries."""
+    return re.sub(r"\s+", " ", query).strip().lower()
+
+
 def _dedupe(queries: list[str]) -> list[str]:
     seen: set[str] = set()
     out: list[str] = []
     for q in queries:
-        key = re.sub(r"\s+", " ", q).strip().lower()
+        key = normalise_query(q)
         if key and key not in seen:
             seen.add(key)
             out.append(q)
@@ -68,25 +77,26 @@ def _dedupe(queries: list[str]) -> list[str]:
 
 def zh_list(question: str) -> tuple[str, list[str], str] | None:
     """Find ``prefix, [items], rest`` around 、/和/与 connectors; None when no list of >= 2 items."""
-    tokens = [t for t in segment(question)]
+    tokens = list(segment(question))
+    stops = _ZH.list_boundary | _ZH.connectors
+
+    def walk(at: int, step: int) -> int:
+        """From ``at`` by ``step`` to the first boundary or connector: where a list item ends."""
+        while 0 <= at < len(tokens) and (tokens[at].strip() == "" or tokens[at] not in stops):
+            at += step
+        return at
+
     for start, tok in enumerate(tokens):
         if tok not in _ZH.connectors or tok == "对":
             continue
-        # first item: walk back from the connector to a boundary
-        j = start - 1
-        while j >= 0 and (tokens[j].strip() == "" or tokens[j] not in _ZH.list_boundary | _ZH.connectors):
-            j -= 1
+        j = walk(start - 1, -1)  # the first item: back from the connector to a boundary
         first = "".join(tokens[j + 1 : start]).strip()
         if not first:
             continue
         items = [first]
         k = start
         while k < len(tokens) and tokens[k] in _ZH.connectors and tokens[k] != "对":
-            m = k + 1
-            while m < len(tokens) and (
-                tokens[m].strip() == "" or tokens[m] not in _ZH.list_boundary | _ZH.connectors
-            ):
-                m += 1
+            m = walk(k + 1, 1)
             item = "".join(tokens[k + 1 : m]).strip()
             if not item:
                 break
@@ -107,21 +117,18 @@ def _zh_comparison(question: str) -> list[str]:
         return []
     _prefix, items, rest = found
     rest = rest.strip()
-    which = _ZH.which_more.match(rest)
+    which, zai = _ZH.which_more.match(rest), _ZH.in_aspect.match(rest)
     if which:
-        return _dedupe([f"{item} {which.group(1).strip()}" for item in items])
-    zai = _ZH.in_aspect.match(rest)
-    if zai:
-        return _dedupe([f"{item} 在{zai.group(1)}上的表现" for item in items])
-    if rest.startswith("在"):
-        return _dedupe([f"{item} {rest}" for item in items])
-    aspect = rest
-    for filler in _ZH.filler:
-        aspect = aspect.replace(filler, "")
-    aspect = aspect.strip(" 的是？?。，,")
-    if aspect:
-        return _dedupe([f"{item}的{aspect}" for item in items])
-    return _dedupe([f"{item}的特点" for item in items])
+        aspect = f" {which.group(1).strip()}"
+    elif zai:
+        aspect = f" 在{zai.group(1)}上的表现"
+    elif rest.startswith("在"):
+        aspect = f" {rest}"
+    else:
+        for filler in _ZH.filler:
+            rest = rest.replace(filler, "")
+        aspect = "的" + (rest.strip(" 的是？?。，,") or "特点")
+    return _dedupe([item + aspect for item in items])
 
 
 def _zh_enumeration(question: str) -> list[str]:
@@ -159,11 +166,6 @@ def _split_first_item(text: str) -> tuple[str, str]:
     return " ".join(words[:cut]), " ".join(words[cut:])
 
 
-def _en_items(text: str, separators: str) -> list[str]:
-    pieces = re.split(separators, text)
-    return [p.strip() for p in pieces if p and p.strip()]
-
-
 def _compose(prefix: str, item: str, suffix: str, question_like: bool) -> str:
     if _EN.ends_with_article.search(prefix):
         item = _EN.leading_article.sub("", item)
@@ -176,45 +178,41 @@ def _compose(prefix: str, item: str, suffix: str, question_like: bool) -> str:
     return query
 
 
+def _both(first: str, rest: str, frame: str = "", question_like: bool = False) -> list[str]:
+    """One query per side of a comparison: ``first``, and the second item ``rest`` opens with (what
+    follows it qualifies both)."""
+    second, suffix = _split_last_item(rest)
+    return _dedupe([_compose(frame, item, suffix, question_like) for item in (first, second)])
+
+
 def _en_comparison(question: str) -> list[str]:
     q = _strip_end(question)
     # "A vs B", "A versus B"
     vs = _EN.versus.split(q, maxsplit=1)
     if len(vs) == 2:
         prefix, first = _split_first_item(vs[0])
-        second, suffix = _split_last_item(vs[1])
         if not first:
             return []
-        frame = prefix if _EN.wh_start.match(prefix) else ""
-        return _dedupe([_compose(frame, item, suffix, True) for item in (first, second)])
+        return _both(first, vs[1], prefix if _EN.wh_start.match(prefix) else "", True)
     # "A or B for X?"
     alt = _EN.a_or_b.match(q)
     if alt and not _EN.wh_start.match(q):
-        second, suffix = _split_last_item(alt.group("b"))
-        return _dedupe([_compose("", item, suffix, False) for item in (alt.group("a"), second)])
+        return _both(alt.group("a"), alt.group("b"))
     # "Is A better than B for X"
     than = _EN.a_than_b.search(q)
-    if than:
-        _prefix, first = _split_first_item(than.group("left"))
-        second, suffix = _split_last_item(than.group("right"))
-        if first:
-            return _dedupe([_compose("", item, suffix, False) for item in (first, second)])
+    if than and (first := _split_first_item(than.group("left"))[1]):
+        return _both(first, than.group("right"))
     # "difference(s) between A and B", "compare A and/with/to B", "how does A compare to B", "A differ from B"
     how = _EN.how_compare.search(q)
     if how:
-        second, suffix = _split_last_item(how.group("b"))
-        return _dedupe([_compose("", item, suffix, False) for item in (how.group("a"), second)])
+        return _both(how.group("a"), how.group("b"))
     differ = _EN.a_differ_from_b.search(q)
-    if differ:
-        _p, first = _split_first_item(differ.group("a"))
-        second, suffix = _split_last_item(differ.group("b"))
-        if first:
-            return _dedupe([_compose("", item, suffix, False) for item in (first, second)])
+    if differ and (first := _split_first_item(differ.group("a"))[1]):
+        return _both(first, differ.group("b"))
     cue = _EN.between_cue.search(q)
     if not cue:
         return []
-    body = q[cue.end() :]
-    items = _en_items(body, r",\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+|\s+with\s+|\s+to\s+|\s+&\s+")
+    items = [p.strip() for p in _EN.item_separators.split(q[cue.end() :]) if p and p.strip()]
     if len(items) < 2:
         return []
     last, suffix = _split_last_item(items[-1])
@@ -229,31 +227,24 @@ def _en_comparison(question: str) -> list[str]:
 
 
 def _en_enumeration(question: str) -> list[str]:
-    """ "What were the causes, key battles and consequences of X" → one query per item, frame kept."""
+    """ "What were the causes, key battles and consequences of X", "What is the memory cost as well as
+    the latency of HNSW" → one query per item, frame kept."""
     q = _strip_end(question)
-    match = _EN.enumeration.search(q)
-    if not match or "," not in q:
+    return _en_framed(_EN.enumeration.search(q) if "," in q else None) or _en_framed(_EN.as_well_as.search(q))
+
+
+def _en_framed(match: re.Match[str] | None) -> list[str]:
+    """The items of a matched enumeration (``head``, ``mid`` items, ``tail``), each in the shared frame;
+    [] when an item is longer than an item can be."""
+    if not match:
         return []
     head, first = _split_first_item(match.group("head"))
-    middle = [m.strip() for m in match.group("mid").split(",") if m.strip()]
+    middle = [m.strip() for m in (match.groupdict().get("mid") or "").split(",") if m.strip()]
     last, suffix = _split_last_item(match.group("tail"))
     items = [first, *middle, last]
     if not first or any(len(item.split()) > params().limits.decompose["item_words"] for item in items):
         return []
     return _dedupe([_compose(head, item, suffix, True) for item in items])
-
-
-def _en_pair_as_well_as(question: str) -> list[str]:
-    """ "What is the memory cost as well as the latency of HNSW" → two framed queries."""
-    q = _strip_end(question)
-    match = _EN.as_well_as.search(q)
-    if not match:
-        return []
-    head, first = _split_first_item(match.group("head"))
-    last, suffix = _split_last_item(match.group("tail"))
-    if not first or len(first.split()) > 5 or len(last.split()) > 5:
-        return []
-    return _dedupe([_compose(head, item, suffix, True) for item in (first, last)])
 
 
 # ---- clauses joined by conjunctions ---------------------------------------------------------------
@@ -344,11 +335,7 @@ def _en_bridge(question: str) -> list[str]:
             first = _EN.leading_article.sub("", inner)
             return [first, f"{nested.group('r1')} of <{first}>"]
     # "Where was the author of X born?"
-    life = re.match(
-        rf"^(?:the|a|an)\s+(?P<r>[\w-]+)\s+of\s+(?P<x>.+?)\s+(?P<verb>(?:{'|'.join(_EN.life_verbs)})\b.*)$",
-        body,
-        re.IGNORECASE,
-    )
+    life = _EN.life.match(body)
     if life and life.group("r").lower() in _EN.relational:
         first = f"{life.group('r')} of {life.group('x')}"
         return [first, f"{wh.group('wh')} {wh.group('aux')} <{first}> {life.group('verb')}?"]
@@ -357,23 +344,17 @@ def _en_bridge(question: str) -> list[str]:
 
 def _zh_bridge(question: str) -> list[str]:
     q = _strip_end(question)
-    rel = "|".join(sorted(_ZH.relational, key=len, reverse=True))
-    # chain: "<VP>的人的妻子…", "<X>的导演的妻子…"
-    chain = re.match(
-        rf"^(?P<first>.+?的(?:{'|'.join(_ZH.described_head)}|{rel}))的(?P<r>{rel})(?P<rest>.*)$", q
-    )
+    chain = _ZH_CHAIN.match(q)  # "<VP>的人的妻子…", "<X>的导演的妻子…"
     if chain:
         first = chain.group("first")
         return [first, f"<{first}>的{chain.group('r')}{chain.group('rest')}"]
     # "X 的作者出生在哪里": an attribute of the entity a relation names
-    attr = re.match(rf"^(?P<x>.+?)的(?P<r>{rel})(?P<rest>.+)$", q)
+    attr = _ZH_ATTRIBUTE.match(q)
     if attr and not _ZH.identity_only.match(attr.group("rest").strip()):
         first = f"{attr.group('x')}的{attr.group('r')}"
         return [first, f"<{first}>{attr.group('rest')}"]
     # "设计埃菲尔铁塔的工程师还设计了哪些建筑": a relative clause names the entity, then a new predicate
-    verbal = re.match(
-        rf"^(?P<first>[^的，,]{{2,}}?的(?:{'|'.join(_ZH.described_head)}))(?P<rest>[^的].+)$", q
-    )
+    verbal = _ZH.described.match(q)
     if verbal and not _ZH.identity_only.match(verbal.group("rest").strip()):
         first = verbal.group("first")
         if segment(first)[0] not in _ZH.not_a_described_head:
@@ -404,6 +385,4 @@ def decompose(question: str) -> list[str]:
     subs = bridge_hops(question)
     if subs:
         return subs
-    if zh:
-        return _zh_enumeration(question)
-    return _en_enumeration(question) or _en_pair_as_well_as(question)
+    return _zh_enumeration(question) if zh else _en_enumeration(question)

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from core.schemas import Passage
 from core.text import detect_language, parse_citations, split_sentences
+from providers.meaning import Meaning
 from providers.offline_brain.analysis import key_terms
-from providers.offline_brain.meaning import Meaning
 from providers.tokens import count_tokens, truncate_to_tokens
 
 __all__ = ["compress_passages", "coverage", "parse_citations", "split_sentences"]
@@ -42,12 +42,8 @@ def _score_sentences(question: str, passages: list[Passage], meaning: Meaning | 
     from providers.offline_brain.features import meaning_match
     from providers.offline_brain.weights import params
 
-    weights = params()
-    semantic_match, heading_share, own_language = (
-        weights.judge.semantic_match,
-        weights.other.compress_heading,
-        weights.other.compress_language,
-    )
+    semantic_match, other = params().judge.semantic_match, params().other
+    heading_share, own_language = other.compress_heading, other.compress_language
     terms = key_terms(question)
     language = detect_language(question)
     split = [split_sentences(p.text) for p in passages]

@@ -23,20 +23,14 @@ from providers.offline_brain.words import pos_tags
 _ZH, _EN, _ANY = lexicon().tables("facts")
 _NAME_SHAPE = NameShape.from_dict(_EN.name_shape)
 
-MONTH_WORD = _EN.month  # a month as English writes it (for telling how a date is written)
-
 _KINDS = ("number", "date", "name", "place", "value")  # the kinds of fact a question can ask for
 # the cues for each kind, and for a role someone holds ("市长", "coach"): data/{zh,en}.json asks_for_*
-
-
-_EN_DATES = _EN.dates
-_DATELINE = _ANY.dateline
 
 
 def split_dateline(text: str) -> tuple[str, str]:
     """A news snippet's leading date ("Sep 13, 2016 ... ") and the rest: the date the page was
     written, which says when only for a sentence reporting the event that day."""
-    found = _DATELINE.match(text)
+    found = _ANY.dateline.match(text)
     return (found.group(0), text[found.end() :]) if found else ("", text)
 
 
@@ -110,23 +104,20 @@ def stated_facts(sentence: str, kind: str, question: str) -> dict[str, tuple[flo
     return {k: v for k, v in found.items() if k not in stated}
 
 
-_EDITION = _ANY.edition
-_ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"两": 2, "〇": 0}
-
-
 def _zh_number(text: str) -> int | None:
     """1-999 written in Arabic or Chinese numerals (六, 十一, 二十三, 一百零五); None for others."""
     if text.isdigit():
         return int(text)
     total, digit = 0, 0
     for char in text:
-        if char in _ZH_DIGITS:
-            digit = _ZH_DIGITS[char]
-        elif char in "十百":
-            total += (digit or 1) * (10 if char == "十" else 100)
-            digit = 0
-        else:
+        value = _ZH.numerals.get(char)
+        if value is None:
             return None
+        if value < 10:
+            digit = value
+        else:  # 十, 百: a multiplier of the digit before it (一 when none: 十一)
+            total += (digit or 1) * value
+            digit = 0
     return total + digit
 
 
@@ -134,7 +125,7 @@ def editions(text: str) -> dict[str, set[int]]:
     """The years and ordinals that pin down which occurrence of a recurring event the text is about:
     "2019年亚洲杯", "the 92nd Academy Awards", "第六届立法会", "Season 11"."""
     out: dict[str, set[int]] = {}
-    for kind, pattern in _EDITION.items():
+    for kind, pattern in _ANY.edition.items():
         for m in pattern.finditer(text):
             value = next(g for g in m.groups() if g)
             if value.lower() in _EN.ordinal_words:
@@ -156,7 +147,7 @@ def other_edition(sentence: str, question: str) -> bool:
 def _dates(text: str) -> dict[str, tuple[float, str]]:
     found: dict[str, tuple[float, str]] = {}
     taken: list[tuple[int, int]] = []
-    for pattern in _EN_DATES:
+    for pattern in _EN.dates:
         for m in pattern.finditer(text):
             if any(a <= m.start() < b for a, b in taken):
                 continue
@@ -187,7 +178,7 @@ def _add_date(
 
 
 # parts of a date or a clock time are not amounts: "Oct 23, 2019, 6:30 p.m." states no number 23 or 6
-_NOT_AMOUNTS = [*_EN_DATES[:4], *_EN.not_amounts]
+_NOT_AMOUNTS = [*_EN.dates[:4], *_EN.not_amounts]
 
 
 def _numbers(text: str) -> dict[str, tuple[float, str]]:

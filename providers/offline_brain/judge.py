@@ -21,11 +21,11 @@ from core.schemas import (
     strip_bridge,
 )
 from core.text import detect_language, split_sentences
+from providers.meaning import Meaning
 from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.features import on_question
 from providers.offline_brain.lexicon import lexicon
-from providers.offline_brain.meaning import Meaning
-from providers.offline_brain.profile import QuestionProfile, as_profile, profile_for
+from providers.offline_brain.profile import QuestionProfile, profile_for
 from providers.offline_brain.weights import BrainParams, params
 from providers.offline_brain.words import missing_words
 
@@ -129,7 +129,7 @@ def evaluate(
     uncovered_subs: list[str] = []
     for sub in analysis.sub_queries:
         query = strip_bridge(sub)
-        sub_terms = as_profile(query).terms
+        sub_terms = profile_for(query).terms
         if not sub_terms:
             continue
         lexical = max(_coverage(sub_terms, found) for found in chunk_terms)
@@ -143,25 +143,20 @@ def evaluate(
 
     ident_terms = {t for ident in analysis.identifiers for t in key_terms(ident)}
     missing_identifiers = any(t in ident_terms and t not in top_terms for t in terms)
-    # Words of the question the best passages lack; only checkable in the question's own language.
-    language = profile.language
-    same_language = [i for i in top if detect_language(chunks[i].chunk.text[:300]) == language]
-    lacking = (
-        missing_words(question, set().union(*(chunk_terms[i] for i in same_language)))
-        if same_language
-        else []
-    )
+    same_language = [i for i in top if detect_language(chunks[i].chunk.text[:300]) == profile.language]
+
+    def lacking_in(indices: list[int]) -> list[str]:
+        """Words of the question these chunks lack; only checkable in the question's own language."""
+        same = [i for i in indices if i in same_language]
+        return missing_words(question, set().union(*(chunk_terms[i] for i in same))) if same else []
+
+    lacking = lacking_in(top)
     on_topic = [i for i in top[:3] if judgements[i].relevance >= RELEVANCE_THRESHOLD]
     # Words of the question the on-topic passages lack (an off-topic passage holding one answers
     # nothing) while those passages name something the question does not: the rest may be one hop
     # away. The judge only reports it; the policy hops when a named thing is a document of the corpus
     # that the search did not find (nodes/policy.py evidence_hop_reason).
-    on_topic_same = [i for i in on_topic if i in same_language]
-    lacking_on_topic = (
-        missing_words(question, set().union(*(chunk_terms[i] for i in on_topic_same)))
-        if on_topic_same
-        else []
-    )
+    lacking_on_topic = lacking_in(on_topic)
     pointers = pointed_to(question, [chunks[i] for i in on_topic]) if lacking_on_topic else []
     missing = (
         []

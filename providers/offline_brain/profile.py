@@ -61,6 +61,4 @@ def profile_for(question: str | QuestionProfile, analysis: QueryAnalysis | None 
     return profile(question)
 
 
-def as_profile(question: str | QuestionProfile) -> QuestionProfile:
-    """A profile from either a profile or the question's text (the roles' public entry points take both)."""
-    return profile_for(question)
+as_profile = profile_for  # a profile from either a profile or the text (the roles' entry points take both)

@@ -8,13 +8,8 @@ from core.schemas import RetrievalEvaluation, strip_bridge
 from core.text import contains_cjk
 from core.tokenize import tokenize
 from providers.offline_brain.analysis import drop_identifier_parts, extract_entities, key_terms, surface_terms
-from providers.offline_brain.decompose import decompose, topic_of
+from providers.offline_brain.decompose import decompose, normalise_query, topic_of
 from providers.offline_brain.weights import params
-
-
-def normalise_query(query: str) -> str:
-    """Case- and space-insensitive form used to compare queries."""
-    return re.sub(r"\s+", " ", query).strip().lower()
 
 
 def _join(words: list[str]) -> str:

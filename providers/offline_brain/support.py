@@ -13,11 +13,11 @@ import unicodedata
 
 from core.schemas import Passage, SentenceSupport
 from core.text import CITATION_RE, parse_citations, split_sentences
+from providers.meaning import Meaning
 from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.answer import LEAD_RE, NOT_A_CLAIM_RE
 from providers.offline_brain.extractive import coverage
 from providers.offline_brain.lexicon import lexicon
-from providers.offline_brain.meaning import Meaning
 from providers.offline_brain.weights import params
 from tools.shown import operands, recomputes, strip_lead
 

@@ -82,13 +82,9 @@ class Selection(BaseModel):
     max_sentences: int = Field(ge=1)
     max_rivals: int = Field(ge=0, description="other versions of the asked fact an answer names")
     block_lines: int = Field(
-        default=12,
-        ge=0,
-        description="lines of an introduced code block or table an answer includes (0: none)",
+        ge=0, description="lines of an introduced code block or table an answer includes (0: none)"
     )
-    block_chars: int = Field(
-        default=600, ge=0, description="characters of an introduced block an answer includes"
-    )
+    block_chars: int = Field(ge=0, description="characters of an introduced block an answer includes")
     provenance: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -18,7 +18,7 @@ from core.schemas import RetrievalEvaluation
 from core.text import detect_language
 from providers.brain.answerability.model import AnswerabilityModel, packaged_model
 from providers.brain.answerability.signals import extract
-from providers.offline_brain.meaning import Meaning
+from providers.meaning import Meaning
 
 
 class Assessment(BaseModel):

@@ -17,10 +17,10 @@ from collections.abc import Sequence
 
 from core.chunks import ScoredChunk
 from core.text import detect_language
+from providers.meaning import Meaning
 from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.facts import has_kind
 from providers.offline_brain.judge import best_similarity
-from providers.offline_brain.meaning import Meaning
 from providers.offline_brain.profile import QuestionProfile, as_profile
 
 TOP = 3  # the best chunks whose evidence is read: an answer sits in one of them or nowhere
