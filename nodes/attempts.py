@@ -58,8 +58,13 @@ class AttemptHits(BaseModel):
 class Choice(BaseModel):
     """The attempt the answer is written from and why (for the trace)."""
 
-    number: int
+    number: int  # whose evidence (ranked chunks) the answer is written from
     reason: str
+    verdict: int = -1  # whose verdict stands: the hop's origin when it read better; -1: ``number``'s
+
+    @property
+    def verdict_of(self) -> int:
+        return self.number if self.verdict < 0 else self.verdict
 
 
 def attempt_key(attempt: Attempt) -> tuple[bool, float]:
@@ -86,23 +91,32 @@ def choose_attempt(attempts: Sequence[Attempt]) -> Choice | None:
     last = attempts[-1]
     if all(a.answerability is None for a in attempts):
         return Choice(number=last.number, reason="last attempt (no answerability scores)")
-    candidates: list[tuple[tuple[bool, float], Attempt]] = []
+    candidates: list[tuple[tuple[bool, float], Attempt, Attempt]] = []  # (key, evidence, verdict)
     for a in attempts:
-        key = attempt_key(a)
-        if candidates and candidates[-1][1].hops_next and candidates[-1][1].number == a.number - 1:
-            key = max(key, candidates.pop()[0])  # the hop takes its origin's place
-        candidates.append((key, a))
-    key, best = max(candidates, key=lambda c: (c[0], -c[1].number))
-    if best.number == last.number:
-        return Choice(number=best.number, reason=_why(best, key, "last attempt, scored best"))
-    return Choice(
-        number=best.number, reason=_why(best, key, f"attempt {best.number} scored best of {len(attempts)}")
+        key, verdict = attempt_key(a), a
+        previous = candidates[-1] if candidates else None
+        if previous and previous[1].hops_next and previous[1].number == a.number - 1:
+            candidates.pop()  # the hop takes its origin's place, with the better of the two readings
+            key, verdict = max((key, verdict), previous[0::2], key=lambda kv: (kv[0], -kv[1].number))
+        candidates.append((key, a, verdict))
+    key, best, verdict = max(candidates, key=lambda c: (c[0], -c[1].number))
+    hop = " with the attempt it hopped from" if verdict is not best else ""
+    lead = (
+        "last attempt, scored best"
+        if best is last
+        else f"attempt {best.number} scored best of {len(attempts)}"
     )
+    reason = lead + hop + (f" (answerability {key[1]:.2f})" if key[1] >= 0 else "")
+    return Choice(number=best.number, reason=reason, verdict=verdict.number if verdict is not best else -1)
 
 
-def _why(attempt: Attempt, key: tuple[bool, float], lead: str) -> str:
-    hop = " with the attempt it hopped from" if key != attempt_key(attempt) else ""
-    return lead + hop + (f" (answerability {key[1]:.2f})" if key[1] >= 0 else "")
+def final_verdict(evidence: Attempt, verdict: Attempt) -> RetrievalEvaluation:
+    """The evaluation the answer is written under: the evidence attempt's judgements with the verdict
+    attempt's reading (sufficient, answerability); the same attempt's evaluation when they coincide."""
+    if evidence.number == verdict.number:
+        return evidence.evaluation
+    fields = ("is_sufficient", "answerability", "answerable", "reasoning")
+    return evidence.evaluation.model_copy(update={f: getattr(verdict.evaluation, f) for f in fields})
 
 
 def hits_of(evidence: Sequence[AttemptHits], number: int) -> list[ScoredChunk] | None:

@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from core.chunks import ScoredChunk
 from core.schemas import QueryAnalysis, RetrievalEvaluation
 from core.trace import Decision
-from nodes.attempts import Attempt, AttemptHits, choose_attempt, hits_of, union_of_attempts
+from nodes.attempts import Attempt, AttemptHits, choose_attempt, final_verdict, hits_of, union_of_attempts
 from nodes.common import ctx, event, policy_of, question_of
 from nodes.context import AgentContext
 from nodes.policy import evidence_hop_reason, off_topic, settle_action, stop_reason, unseen_documents
@@ -137,14 +137,18 @@ def final_evidence(
     if how == "merge":
         return merged_evidence(context, state, evidence)
     choice = choose_attempt(attempts) if how == "best" else None
-    if choice is None or choice.number == attempts[-1].number:
-        return FinalEvidence(attempts[-1].number, choice.reason, {}) if choice else None
+    if choice is None:
+        return None
+    by_number = {a.number: a for a in attempts}
+    evaluation = final_verdict(by_number[choice.number], by_number[choice.verdict_of])
+    if choice.number == attempts[-1].number:
+        changed = {"evaluation": evaluation} if choice.verdict >= 0 else {}
+        return FinalEvidence(choice.number, choice.reason, changed)
     hits = hits_of(evidence, choice.number)
-    chosen = next(a for a in attempts if a.number == choice.number)
     if hits is None:
         return None
     return FinalEvidence(
-        choice.number, f"answer from {choice.reason}", {"reranked": hits, "evaluation": chosen.evaluation}
+        choice.number, f"answer from {choice.reason}", {"reranked": hits, "evaluation": evaluation}
     )
 
 

@@ -17,7 +17,7 @@ from core.schemas import ChunkJudgement, RetrievalEvaluation
 from graph.builder import build_graph
 from graph.run import ask
 from memory.checkpointer import open_checkpointer
-from nodes.attempts import Attempt, AttemptHits, choose_attempt, hits_of, union_of_attempts
+from nodes.attempts import Attempt, AttemptHits, choose_attempt, final_verdict, hits_of, union_of_attempts
 from nodes.state import CHECKPOINT_TYPES
 from providers.brain import offline_brain
 from tests.graph_fixtures import make_context
@@ -80,6 +80,22 @@ class TestChooseAttempt:
         choice = choose_attempt([origin, attempt(1, 0.82, sufficient=True)])
         assert choice is not None and choice.number == 1
         assert "with the attempt it hopped from (answerability 0.87)" in choice.reason
+
+    @pytest.mark.parametrize(
+        "question", ["《灯河往事》的导演是谁？", "Who directed the film shot at the academy?"]
+    )
+    def test_the_hop_is_answered_under_its_origins_better_verdict(self, question):
+        """The origin read answerable (0.43), the hop's bridge passages alone did not (0.23): the answer
+        is written from the hop's evidence under the origin's verdict, not refused."""
+        origin = attempt(0, 0.43, query=question).model_copy(update={"hops_next": True})
+        origin.evaluation.answerable = True
+        hop = attempt(1, 0.23)
+        hop.evaluation.answerable = False
+        choice = choose_attempt([origin, hop, attempt(2, 0.1)])
+        assert choice is not None and (choice.number, choice.verdict_of) == (1, 0)
+        verdict = final_verdict(hop, origin)
+        assert verdict.answerable is True and verdict.answerability == 0.43
+        assert final_verdict(hop, hop) is hop.evaluation
 
     def test_a_hop_and_its_origin_still_lose_to_a_better_rewrite(self):
         origin = attempt(0, 0.25).model_copy(update={"hops_next": True})
