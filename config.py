@@ -206,6 +206,13 @@ class Settings(BaseSettings):
 
     # --- agent loop --------------------------------------------------------------------------
     max_retries: int = Field(default=2, ge=0)
+    # session 9 (best21): which retry's evidence the answer is written from (nodes/attempts.py)
+    attempt_evidence: Literal["best", "merge", "last"] = Field(
+        default="best",
+        description="after retries, answer from the attempt the answerability gate scored best (best), from "
+        "every attempt's chunks reranked and judged once (merge), or from the last attempt (last: before "
+        "session 9); chosen on a dev set, docs/evaluation.md session 9",
+    )
     recursion_limit: int = Field(default=40, ge=5)
     sufficiency_threshold: float = Field(default=0.5, ge=0, le=1)
     context_token_budget: int = Field(default=1500, ge=100)

@@ -11,9 +11,11 @@ from langgraph.runtime import Runtime
 from core.chunks import ScoredChunk
 from core.schemas import QueryAnalysis, RetrievalEvaluation
 from core.trace import Decision
+from nodes.attempts import Attempt, AttemptHits, choose_attempt, final_verdict, hits_of, union_of_attempts
 from nodes.common import ctx, event, policy_of, question_of
 from nodes.context import AgentContext
 from nodes.policy import evidence_hop_reason, off_topic, settle_action, stop_reason, unseen_documents
+from nodes.rerank import keep_second_hop_slots
 from nodes.retrieve_global import summaries_evaluation
 from nodes.state import AgentState
 
@@ -74,24 +76,98 @@ def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
         decision, detail = Decision.STOPPED, reason
     else:
         decision, detail = Decision.RETRY, hop or evaluation.suggested_action
-    return {
+    reranked = list(state.get("reranked") or [])
+    this = Attempt(
+        number=attempt,
+        strategy=state.get("strategy") or "",
+        query=state.get("query") or question,
+        chunk_ids=[h.id for h in reranked],
+        evaluation=evaluation,
+        hops_next=bool(hop and not reason),
+    )
+    update: dict[str, Any] = {
         "evaluation": evaluation,
         "relevant_ids": before + new,
         "new_relevant": len(new),
         "stop_reason": reason,
         "hop_targets": found.targets if hop and not reason else [],
-        "trace": [
-            event(
-                "evaluate",
-                started,
-                context,
-                decision,
-                detail,
-                relevant=len(now_relevant),
-                new_relevant=len(new),
-            )
-        ],
+        "attempts": [this],
+        "attempt_hits": [AttemptHits(number=attempt, hits=reranked)],
     }
+    extra: dict[str, Any] = {}
+    if reason and attempt:  # the loop ends after retries: answer from the best attempt's evidence
+        evidence = [*(state.get("attempt_hits") or []), AttemptHits(number=attempt, hits=reranked)]
+        tried = [*(state.get("attempts") or []), this]
+        final = final_evidence(context, state | {"relevant_ids": before + new}, tried, evidence)
+        if final is not None:
+            update.update(final.update)
+            detail = f"{detail}; {final.why}" if detail else final.why
+            extra["used_attempt"] = final.number
+    update["trace"] = [
+        event(
+            "evaluate",
+            started,
+            context,
+            decision,
+            detail,
+            relevant=len(now_relevant),
+            new_relevant=len(new),
+            **extra,
+        )
+    ]
+    return update
+
+
+@dataclass(frozen=True)
+class FinalEvidence:
+    """The evidence the answer is written from when it is not simply the last attempt's."""
+
+    number: int  # the attempt used; -1: the attempts merged
+    why: str
+    update: dict[str, Any]
+
+
+def final_evidence(
+    context: AgentContext, state: AgentState, attempts: list[Attempt], evidence: list[AttemptHits]
+) -> FinalEvidence | None:
+    """Per the ``attempt_evidence`` setting: the attempt the gate scored best (``best``), every
+    attempt's best chunks reranked and judged once (``merge``), or None: the last attempt stands
+    (``last``, or the best attempt's chunks are not in the state: a turn resumed from an old checkpoint)."""
+    how = context.settings.attempt_evidence
+    if how == "merge":
+        return merged_evidence(context, state, evidence)
+    choice = choose_attempt(attempts) if how == "best" else None
+    if choice is None:
+        return None
+    by_number = {a.number: a for a in attempts}
+    evaluation = final_verdict(by_number[choice.number], by_number[choice.verdict_of])
+    if choice.number == attempts[-1].number:
+        changed = {"evaluation": evaluation} if choice.verdict >= 0 else {}
+        return FinalEvidence(choice.number, choice.reason, changed)
+    hits = hits_of(evidence, choice.number)
+    if hits is None:
+        return None
+    return FinalEvidence(
+        choice.number, f"answer from {choice.reason}", {"reranked": hits, "evaluation": evaluation}
+    )
+
+
+def merged_evidence(context: AgentContext, state: AgentState, evidence: list[AttemptHits]) -> FinalEvidence:
+    """The union of every attempt's evaluated chunks, reranked against the question once (bridge
+    passages keep their places) and judged once (the gate included)."""
+    question = question_of(state)
+    top_k = context.settings.top_k
+    pool = union_of_attempts(evidence, top_k)
+    if context.reranker is not None:
+        pool = keep_second_hop_slots(pool, context.reranker.rerank(question, pool))
+    analysis = state.get("analysis") or QueryAnalysis()
+    evaluation = context.brain.judge(question, analysis, pool[:top_k], list(state.get("queries_tried") or []))
+    p = evaluation.answerability
+    why = f"answer from {len(evidence)} attempts merged" + (
+        f" (answerability {p:.2f})" if p is not None else ""
+    )
+    relevant = list(dict.fromkeys([*(state.get("relevant_ids") or []), *evaluation.relevant_ids()]))
+    return FinalEvidence(-1, why, {"reranked": pool, "evaluation": evaluation, "relevant_ids": relevant})
 
 
 @dataclass(frozen=True)

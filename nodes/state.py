@@ -24,6 +24,7 @@ from core.schemas import (
     SentenceSupport,
 )
 from core.trace import Decision, TraceEvent
+from nodes.attempts import Attempt, AttemptHits
 
 T = TypeVar("T")
 RESET: Literal["__reset__"] = "__reset__"
@@ -77,6 +78,9 @@ class AgentState(TypedDict, total=False):
     relevant_ids: list[str]
     new_relevant: int
     stop_reason: str
+    # session 9: every attempt's evaluated evidence (ids + verdict); the answer uses the best one
+    attempts: Annotated[list[Attempt], append_or_reset]
+    attempt_hits: Annotated[list[AttemptHits], append_or_reset]  # their ranked chunks (per turn)
     # answer
     passages: list[Passage]
     answer: str
@@ -99,7 +103,7 @@ class InputState(TypedDict, total=False):
 
 
 # Per-turn working sets: needed while a turn runs, not by the conversation afterwards.
-EVIDENCE_CHANNELS = ("retrieved", "reranked", "hop_hits")
+EVIDENCE_CHANNELS = ("retrieved", "reranked", "hop_hits", "attempt_hits")
 
 
 def conversation_values(values: dict[str, Any]) -> dict[str, Any]:
@@ -125,6 +129,8 @@ TURN_RESET: dict[str, Any] = {
     "relevant_ids": [],
     "new_relevant": 0,
     "stop_reason": "",
+    "attempts": [RESET],
+    "attempt_hits": [RESET],
     "passages": [],
     "answer": "",
     "citations": [],
@@ -153,4 +159,6 @@ CHECKPOINT_TYPES: tuple[type, ...] = (
     Decision,
     HopHits,
     SubQuery,
+    Attempt,
+    AttemptHits,
 )
