@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from core.chunks import ScoredChunk
+from core.schemas import QueryAnalysis
 from nodes.common import filters_of, question_of
 from nodes.context import AgentContext
 from nodes.policy import ModePolicy
@@ -28,13 +29,22 @@ def depth(context: AgentContext) -> int:
     return max(context.settings.candidate_k, context.settings.top_k)
 
 
-def graph_or_hybrid(context: AgentContext, policy: ModePolicy) -> Retriever:
+def graph_or_hybrid(
+    context: AgentContext, policy: ModePolicy, analysis: QueryAnalysis | None = None
+) -> Retriever:
     """Hybrid fused with the entity-graph walk where the mode asks for it and the index has entities
-    (issue 26; an index ingested before entities existed has none), else plain hybrid."""
+    (issue 26; an index ingested before entities existed has none), else plain hybrid. For a how-to
+    question (``asks_how_to``) the walk joins hybrid's ranking instead of leading it."""
     graph = context.retrievers.entity_graph
     if policy.entity_graph and graph is not None and graph.available():
-        return graph
+        return graph.for_how_to() if asks_how_to(analysis) else graph
     return context.retrievers.hybrid
+
+
+def asks_how_to(analysis: QueryAnalysis | None) -> bool:
+    """The analysis reads the question as procedural ("How do I …", "如何 …"): it asks for the passage that
+    says how, not for a fact reached through the entities it names."""
+    return analysis is not None and analysis.query_type == "procedural"
 
 
 def search(

@@ -15,7 +15,9 @@ from nodes.state import AgentState
 
 def retrieve_hybrid(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     context = ctx(runtime)
-    hits, query, started = search(graph_or_hybrid(context, policy_of(state, context)), state, context)
+    hits, query, started = search(
+        graph_or_hybrid(context, policy_of(state, context), state.get("analysis")), state, context
+    )
     update = retrieval_update(state, "hybrid", hits, query)
     both = sum(1 for h in hits if len(h.ranks) > 1)
     update["trace"] = [

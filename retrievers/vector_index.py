@@ -86,25 +86,21 @@ class VectorIndex:
         if self.size == 0 or k <= 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
         q = np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1)
-        k = min(k, self.size)
         if allowed is None:
-            with _one_thread():
-                scores, ids = self.index.search(q, k)
-            return _valid(ids[0], scores[0])
-        count, selector = self._selector(allowed)
-        if count == 0:
-            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-        if count <= _DIRECT_FILTER_LIMIT or not self.is_hnsw:
-            # exact over the allowed rows only: the flat index, or the HNSW graph's own vector store
-            index, params = self._flat, faiss.SearchParameters(sel=selector)
+            index, params, count = self.index, None, self.size
         else:
-            index, params = (
-                self.index,
-                faiss.SearchParametersHNSW(sel=selector, efSearch=max(self.ef_search, k)),
-            )
-        with _one_thread():
-            scores, ids = index.search(q, k, params=params)
-        return _valid(ids[0], scores[0])
+            count, selector = self._selector(allowed)
+            if count == 0:
+                return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+            if count <= _DIRECT_FILTER_LIMIT or not self.is_hnsw:
+                # exact over the allowed rows only: the flat index, or the HNSW graph's own vector store
+                index, params = self._flat, faiss.SearchParameters(sel=selector)
+            else:
+                index, params = (
+                    self.index,
+                    faiss.SearchParametersHNSW(sel=selector, efSearch=max(self.ef_search, k)),
+                )
+        return _ties_by_position(index, q, min(k, count), count, params)
 
     def _selector(self, allowed: np.ndarray) -> tuple[int, faiss.IDSelectorBitmap]:
         """(allowed count, FAISS bitmap selector) of a mask, kept per mask array: the index caches its
@@ -138,6 +134,25 @@ def _one_thread() -> Iterator[None]:
         yield
     finally:
         faiss.omp_set_num_threads(previous)
+
+
+def _ties_by_position(
+    index: faiss.Index, q: np.ndarray, k: int, count: int, params: faiss.SearchParameters | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The best ``k`` of ``count`` searchable rows, best score first and equal scores by position, as
+    the exact search (and BM25's ``top_k``) orders them. FAISS's heap returns equal scores (copies of
+    one passage, a boilerplate paragraph on every page) in no set order and keeps an arbitrary few of
+    those tied at the cut, so the search asks for more until the cut falls between two scores."""
+    fetch = min(count, k + 1)  # one more than asked: is the cut between two scores?
+    while True:
+        with _one_thread():
+            scores, ids = index.search(q, fetch) if params is None else index.search(q, fetch, params=params)
+        found, values = _valid(ids[0], scores[0])
+        if found.size <= k or fetch >= count or found.size < fetch or values[-1] < values[k - 1]:
+            break
+        fetch = min(count, fetch * 2)
+    order = np.lexsort((found, -values))[:k]
+    return found[order], values[order]
 
 
 def _valid(ids: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

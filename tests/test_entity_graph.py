@@ -243,3 +243,49 @@ def test_a_passage_only_the_walk_found_keeps_its_place_when_the_reranker_demotes
         "review",
         "bridge",
     ]
+
+
+@pytest.mark.parametrize(
+    ("corpus", "question", "language"),
+    [
+        (EN_CORPUS, "How do I contact the maker of the Zorblat X phone?", "en"),
+        (ZH_CORPUS, "如何联系《星河纪事》的出版社？", "zh"),
+    ],
+    ids=["en", "zh"],
+)
+def test_a_how_to_question_keeps_hybrids_order_with_the_walk_fused_in(
+    corpus, question, language, settings, embedder
+):
+    """Walk order leads for fact questions (the bridge questions it was chosen on); a how-to question
+    asks for the passage that says how, so there the walk joins hybrid's ranking by RRF instead."""
+    from core.schemas import QueryAnalysis
+    from nodes.policy import policy_for
+    from nodes.retrieve import graph_or_hybrid
+    from retrievers.entity_graph import walk_first
+    from retrievers.fusion import reciprocal_rank_fusion
+
+    store, retrievers = _index(corpus, settings, embedder, language)
+    try:
+        graph = retrievers.entity_graph
+
+        class Context:  # what graph_or_hybrid reads of the agent's context
+            pass
+
+        context = Context()
+        context.retrievers = retrievers
+        policy = policy_for("agentic")
+        how_to = graph_or_hybrid(context, policy, QueryAnalysis(query_type="procedural"))
+        assert graph_or_hybrid(context, policy, QueryAnalysis(query_type="factual")) is graph
+        assert graph_or_hybrid(context, policy, None) is graph
+        hybrid = retrievers.hybrid.search(question, 6)
+        walked = graph.rank(question, hybrid, 6)
+        assert walked, "the question names a graph entity: the walk runs"
+        fused = reciprocal_rank_fusion(
+            {"hybrid": hybrid, "entity_graph": walked},
+            weights={"hybrid": 1.0, "entity_graph": graph.params.how_to_fusion_weight},
+        )
+        assert [h.id for h in how_to.search(question, 6)] == [h.id for h in fused[:6]]
+        assert [h.id for h in graph.search(question, 6)] == [h.id for h in walk_first(walked, hybrid)[:6]]
+        assert [h.id for h in how_to.search(question, 6)] != [h.id for h in graph.search(question, 6)]
+    finally:
+        store.close()
