@@ -217,13 +217,16 @@ def add_summaries(
     """Each loaded document gets its summary tree (section and document summaries) beside its passages;
     with ``writer`` the model writes them where it can (the extractive ones elsewhere)."""
     summarise = writer.summarise if writer is not None and writer.summaries else None
+    label = writer.label if writer is not None else ""
     for outcome in outcomes:
         if outcome.record is not None and outcome.chunks:
             documents: dict[object, list[Chunk]] = {}  # a JSON Lines file holds one document per record
             for chunk in outcome.chunks:
                 documents.setdefault(chunk.metadata.get("doc_id"), []).append(chunk)
             for passages in documents.values():
-                outcome.chunks += summary_chunks(passages, embedder.embed_documents, summarise=summarise)
+                outcome.chunks += summary_chunks(
+                    passages, embedder.embed_documents, summarise=summarise, written_by=label
+                )
             outcome.record.n_chunks = len(outcome.chunks)
 
 

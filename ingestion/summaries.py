@@ -64,7 +64,11 @@ def central_sentences(vectors: np.ndarray, keep: int, duplicate_cosine: float = 
 
 
 def summary_chunks(
-    chunks: list[Chunk], embed: Embed, params: TreeParams | None = None, summarise: Summarise | None = None
+    chunks: list[Chunk],
+    embed: Embed,
+    params: TreeParams | None = None,
+    summarise: Summarise | None = None,
+    written_by: str = "llm",
 ) -> list[Chunk]:
     """Section and document summary chunks for one document's passages (none for a short document).
 
@@ -80,7 +84,6 @@ def summary_chunks(
     if len(sentences) < 2:
         return []
     embedded: list[np.ndarray] = []  # the sentences' vectors, made the first time a node needs them
-    written_by = getattr(summarise, "label", "llm")
 
     def pick(
         indices: list[int], keep: int, level: str, heading: list[str], parts: list[str]
