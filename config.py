@@ -51,6 +51,28 @@ LLM_INGEST_ALIASES = {
 }
 
 
+def _name_list(
+    value: Any, setting: str, known: tuple[str, ...], aliases: dict[str, str], words: dict[str, str]
+) -> str:
+    """A setting that is ``auto``, one of ``words``, or a comma list of ``known`` names (``aliases``
+    accepted, case-insensitive), normalised; a wrong name is told with the variable and every choice."""
+    names = [n.strip().lower() for n in str(value).split(",") if n.strip()]
+    if not names or names == ["auto"]:
+        return "auto"
+    if len(names) == 1 and names[0] in words:
+        return words[names[0]]
+    chosen = []
+    for name in names:
+        item = aliases.get(name, name)
+        if item not in known:
+            raise ValueError(
+                f"{ENV_PREFIX}{setting}: {name!r} is not known; choose auto, {', '.join(dict.fromkeys(words.values()))} "
+                f"or a comma list of {', '.join(known)}"
+            )
+        chosen.append(item)
+    return ",".join(dict.fromkeys(chosen))
+
+
 class SettingsError(ValueError):
     """Raised with a readable message naming each invalid setting."""
 
@@ -326,41 +348,15 @@ class Settings(BaseSettings):
     @classmethod
     def _known_llm_roles(cls, value: Any) -> str:
         """``all`` or a comma list of role names (either spelling); the normalised list is kept."""
-        names = [n.strip().lower() for n in str(value).split(",") if n.strip()]
-        if not names or names == ["auto"]:
-            return "auto"
-        if names == ["all"]:
-            return "all"
-        roles = []
-        for name in names:
-            role = LLM_ROLE_ALIASES.get(name, name)
-            if role not in LLM_ROLES:
-                raise ValueError(
-                    f"{ENV_PREFIX}LLM_ROLES: {name!r} is not a role; choose all or a comma list of "
-                    f"{', '.join(LLM_ROLES)}"
-                )
-            roles.append(role)
-        return ",".join(dict.fromkeys(roles))
+        return _name_list(value, "LLM_ROLES", LLM_ROLES, LLM_ROLE_ALIASES, {"all": "all"})
 
     @field_validator("llm_ingest", mode="before")
     @classmethod
     def _known_llm_ingest(cls, value: Any) -> str:
         """auto, none, or a comma list of summaries / entities (either spelling)."""
-        names = [n.strip().lower() for n in str(value).split(",") if n.strip()]
-        if not names or names == ["auto"]:
-            return "auto"
-        if names in (["none"], ["off"]):
-            return "none"
-        chosen = []
-        for name in names:
-            kind = LLM_INGEST_ALIASES.get(name, name)
-            if kind not in LLM_INGEST_KINDS:
-                raise ValueError(
-                    f"{ENV_PREFIX}LLM_INGEST: {name!r} is not known; choose auto, none or a comma list of "
-                    f"{', '.join(LLM_INGEST_KINDS)}"
-                )
-            chosen.append(kind)
-        return ",".join(dict.fromkeys(chosen))
+        return _name_list(
+            value, "LLM_INGEST", LLM_INGEST_KINDS, LLM_INGEST_ALIASES, {"none": "none", "off": "none"}
+        )
 
     def llm_ingest_set(self, small_model: bool = False) -> frozenset[str]:
         """What the LLM writes at ingest (``auto``: summaries, none for a packaged small local model)."""
