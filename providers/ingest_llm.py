@@ -367,15 +367,19 @@ def open_ingest_writer(settings: Settings, index_dir: Path | None = None) -> Ing
     entities = "entities" in chosen and settings.entity_graph
     if not (summaries or entities):
         return None
-    model = make_chat_model(
-        base_url=settings.openai_base_url,
-        api_key=settings.openai_api_key,
-        model=settings.llm_model,
-        timeout_s=settings.llm_ingest_timeout_s,
-        max_retries=0,  # Chat retries (429, 5xx, timeouts) within llm_max_retries
-        temperature=0.0,
-        streaming=False,
-    )
+    try:
+        model = make_chat_model(
+            base_url=settings.openai_base_url,
+            api_key=settings.openai_api_key,
+            model=settings.llm_model,
+            timeout_s=settings.llm_ingest_timeout_s,
+            max_retries=0,  # Chat retries (429, 5xx, timeouts) within llm_max_retries
+            temperature=0.0,
+            streaming=False,
+        )
+    except ValueError as exc:  # e.g. AGENTIC_RAG_BRAIN=llm with no endpoint: ingest goes on offline
+        log.warning("LLM at ingest: not used (%s); offline summaries and entities", exc)
+        return None
     return IngestWriter(
         ingest_chat(model, settings),
         IngestCache(cache_path(index_dir or settings.index_dir)),

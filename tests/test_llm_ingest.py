@@ -299,3 +299,12 @@ def test_entities_are_kept_as_written_once_each_and_inventions_dropped():
         }
     )
     assert kept_entities(reply, "The Harbour lost a crane at the North Quay.") == ["North Quay", "Harbour"]
+
+
+def test_a_model_that_cannot_be_built_leaves_ingest_offline_with_one_warning(settings, caplog):
+    from providers.ingest_llm import open_ingest_writer
+
+    asked = settings.model_copy(update={"brain": "llm", "summary_tree": True, "openai_base_url": None})
+    with caplog.at_level(logging.WARNING, logger="providers.ingest_llm"):
+        assert open_ingest_writer(asked.model_copy(update={"openai_api_key": None})) is None
+    assert "not used" in caplog.text and "OPENAI_API_KEY" in caplog.text
