@@ -41,6 +41,38 @@ LLM_ROLE_ALIASES = {
 }
 
 
+# What the LLM may write at ingest (AGENTIC_RAG_LLM_INGEST, providers/ingest_llm.py).
+LLM_INGEST_KINDS = ("summaries", "entities")
+LLM_INGEST_ALIASES = {
+    "summary": "summaries",
+    "summarise": "summaries",
+    "summarize": "summaries",
+    "openie": "entities",
+}
+
+
+def _name_list(
+    value: Any, setting: str, known: tuple[str, ...], aliases: dict[str, str], words: dict[str, str]
+) -> str:
+    """A setting that is ``auto``, one of ``words``, or a comma list of ``known`` names (``aliases``
+    accepted, case-insensitive), normalised; a wrong name is told with the variable and every choice."""
+    names = [n.strip().lower() for n in str(value).split(",") if n.strip()]
+    if not names or names == ["auto"]:
+        return "auto"
+    if len(names) == 1 and names[0] in words:
+        return words[names[0]]
+    chosen = []
+    for name in names:
+        item = aliases.get(name, name)
+        if item not in known:
+            raise ValueError(
+                f"{ENV_PREFIX}{setting}: {name!r} is not known; choose auto, {', '.join(dict.fromkeys(words.values()))} "
+                f"or a comma list of {', '.join(known)}"
+            )
+        chosen.append(item)
+    return ",".join(dict.fromkeys(chosen))
+
+
 class SettingsError(ValueError):
     """Raised with a readable message naming each invalid setting."""
 
@@ -204,6 +236,20 @@ class Settings(BaseSettings):
     min_keyword_hits: int = Field(default=3, ge=0)
     mode: RetrievalMode = "agentic"
 
+    # --- issue 26 (session 9): what the LLM writes at ingest (providers/ingest_llm.py) ------------
+    llm_ingest: str = Field(
+        default="auto",
+        description="what a configured LLM writes at ingest, cached: auto (summaries; nothing for the "
+        "packaged small local models) | none | comma list of summaries (needs summary_tree), entities "
+        "(OpenIE for the entity graph: one request per passage)",
+    )
+    llm_ingest_max_calls: int = Field(
+        default=64, ge=0, description="LLM requests per document at ingest; past it the offline writers"
+    )
+    llm_ingest_timeout_s: float = Field(default=60.0, gt=0, description="time one ingest request may take")
+    llm_max_tokens_summary: int = Field(default=220, ge=16, description="cap of a section/document summary")
+    llm_max_tokens_openie: int = Field(default=320, ge=16, description="cap of a passage's entity list")
+
     # --- agent loop --------------------------------------------------------------------------
     max_retries: int = Field(default=2, ge=0)
     # session 9 (best21): which retry's evidence the answer is written from (nodes/attempts.py)
@@ -309,21 +355,21 @@ class Settings(BaseSettings):
     @classmethod
     def _known_llm_roles(cls, value: Any) -> str:
         """``all`` or a comma list of role names (either spelling); the normalised list is kept."""
-        names = [n.strip().lower() for n in str(value).split(",") if n.strip()]
-        if not names or names == ["auto"]:
-            return "auto"
-        if names == ["all"]:
-            return "all"
-        roles = []
-        for name in names:
-            role = LLM_ROLE_ALIASES.get(name, name)
-            if role not in LLM_ROLES:
-                raise ValueError(
-                    f"{ENV_PREFIX}LLM_ROLES: {name!r} is not a role; choose all or a comma list of "
-                    f"{', '.join(LLM_ROLES)}"
-                )
-            roles.append(role)
-        return ",".join(dict.fromkeys(roles))
+        return _name_list(value, "LLM_ROLES", LLM_ROLES, LLM_ROLE_ALIASES, {"all": "all"})
+
+    @field_validator("llm_ingest", mode="before")
+    @classmethod
+    def _known_llm_ingest(cls, value: Any) -> str:
+        """auto, none, or a comma list of summaries / entities (either spelling)."""
+        return _name_list(
+            value, "LLM_INGEST", LLM_INGEST_KINDS, LLM_INGEST_ALIASES, {"none": "none", "off": "none"}
+        )
+
+    def llm_ingest_set(self, small_model: bool = False) -> frozenset[str]:
+        """What the LLM writes at ingest (``auto``: summaries, none for a packaged small local model)."""
+        if self.llm_ingest == "auto":
+            return frozenset() if small_model else frozenset({"summaries"})
+        return frozenset() if self.llm_ingest == "none" else frozenset(self.llm_ingest.split(","))
 
     def llm_role_set(self, small_model: bool = False) -> frozenset[str]:
         """The roles the LLM plays (``llm_roles`` expanded; ``auto`` is ``write`` for a small model)."""

@@ -44,6 +44,11 @@ def main() -> int:
     parser.add_argument("--set", type=Path, default=Path("bench/data/summary_set"))
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--reranker", default="lexical")
+    parser.add_argument(
+        "--llm-summaries",
+        action="store_true",
+        help="the configured LLM (OPENAI_BASE_URL, AGENTIC_RAG_LLM_MODEL) writes the summaries; answers stay offline",
+    )
     args = parser.parse_args()
     rows = [
         json.loads(x)
@@ -52,9 +57,15 @@ def main() -> int:
     ]
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(
-            index_dir=Path(tmp) / "index", reranker=args.reranker, answer_cache=False, summary_tree=True
+            index_dir=Path(tmp) / "index",
+            reranker=args.reranker,
+            answer_cache=False,
+            summary_tree=True,
+            llm_ingest="summaries" if args.llm_summaries else "none",
+            brain="auto" if args.llm_summaries else "offline",
         )
         ingest_paths([args.set / "docs"], settings, embedder_for(settings), progress=False)
+        settings = settings.model_copy(update={"brain": "offline"})  # the same offline answers either way
         context = build_context(settings)
         app = build_graph()
         totals: dict[str, list[float]] = {}

@@ -18,7 +18,7 @@ import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -30,7 +30,7 @@ from core.access import groups as access_groups
 from core.chunks import Chunk
 from core.text import detect_language
 from ingestion.documents import LoadedDocument, TextPiece
-from ingestion.entities import with_entities
+from ingestion.entities import with_entities, with_model_entities
 from ingestion.indexing import embed_in_batches, embedding_text, progress_interval
 from ingestion.loaders import LoaderError, load_document, regular_file
 from ingestion.records import RECORD_SUFFIXES, load_records
@@ -42,6 +42,9 @@ from ingestion.tables import sync_tables
 from providers.embeddings import Embedder
 from retrievers.docstore import FileRecord
 from retrievers.levels import LEVEL_KEY
+
+if TYPE_CHECKING:
+    from providers.ingest_llm import IngestWriter
 
 log = logging.getLogger(__name__)
 
@@ -208,19 +211,42 @@ def load_file(path: Path, digest: str, settings: Settings, semantic_embed: Any =
 Processor = Callable[[list[tuple[Path, str]]], tuple[list[FileOutcome], np.ndarray]]
 
 
-def add_summaries(outcomes: list[FileOutcome], embedder: Embedder) -> None:
-    """Each loaded document gets its summary tree (section and document summaries) beside its passages."""
+def add_summaries(
+    outcomes: list[FileOutcome], embedder: Embedder, writer: IngestWriter | None = None
+) -> None:
+    """Each loaded document gets its summary tree (section and document summaries) beside its passages;
+    with ``writer`` the model writes them where it can (the extractive ones elsewhere)."""
+    summarise = writer.summarise if writer is not None and writer.summaries else None
+    label = writer.label if writer is not None else ""
     for outcome in outcomes:
         if outcome.record is not None and outcome.chunks:
             documents: dict[object, list[Chunk]] = {}  # a JSON Lines file holds one document per record
             for chunk in outcome.chunks:
                 documents.setdefault(chunk.metadata.get("doc_id"), []).append(chunk)
             for passages in documents.values():
-                outcome.chunks += summary_chunks(passages, embedder.embed_documents)
+                outcome.chunks += summary_chunks(
+                    passages, embedder.embed_documents, summarise=summarise, written_by=label
+                )
             outcome.record.n_chunks = len(outcome.chunks)
 
 
-def local_processor(settings: Settings, embedder: Embedder, progress: bool) -> Processor:
+def write_with_model(
+    outcomes: list[FileOutcome], embedder: Embedder, writer: IngestWriter, tree: bool
+) -> None:
+    """The model's part of ingest, one file at a time (its requests count against that file's cap):
+    the summary tree first (few requests), then each passage's entities."""
+    for outcome in outcomes:
+        with writer.document(outcome.source):
+            if tree:
+                add_summaries([outcome], embedder, writer)
+            if writer.entities_on and outcome.record is not None:
+                with_model_entities(outcome.chunks, writer.entities, writer.label)
+    log.info("%s", writer.report())
+
+
+def local_processor(
+    settings: Settings, embedder: Embedder, progress: bool, index_dir: Path | None = None
+) -> Processor:
     def process(items: list[tuple[Path, str]]) -> tuple[list[FileOutcome], np.ndarray]:
         semantic_embed = embedder.embed_documents if settings.semantic_split else None
         outcomes = [
@@ -234,7 +260,18 @@ def local_processor(settings: Settings, embedder: Embedder, progress: bool) -> P
                 mininterval=progress_interval(),
             )
         ]
-        if settings.summary_tree and settings.store == "local":
+        tree = settings.summary_tree and settings.store == "local"
+        writer = None
+        if items and settings.llm_configured:  # imported here: the offline path loads no LLM client
+            from providers.ingest_llm import open_ingest_writer
+
+            writer = open_ingest_writer(settings, index_dir)
+        if writer is not None:
+            try:
+                write_with_model(outcomes, embedder, writer, tree)
+            finally:
+                writer.close()
+        elif tree:
             add_summaries(outcomes, embedder)
         chunks = [c for o in outcomes for c in o.chunks]
         return outcomes, embed_passages_first(embedder, chunks, settings.embed_batch_size, progress)
@@ -283,7 +320,7 @@ def ingest_paths(
     started = time.perf_counter()
     roots = [_resolved_root(Path(p)) for p in paths]
     max_bytes = int(settings.max_file_mb * 1024 * 1024)
-    process = processor or local_processor(settings, embedder, progress)
+    process = processor or local_processor(settings, embedder, progress, index_dir)
     with open_sink(settings, embedder.name, embedder.dim, index_dir=index_dir, rebuild=rebuild) as sink:
         report = IngestReport(index_dir=sink.location)
         old_files = sink.files()

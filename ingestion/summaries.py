@@ -6,7 +6,10 @@ these docs?") cannot be answered from the ten passages that match its words best
 section and document says as a whole. Offline the summaries are extractive: the sentences most central
 by embedding (cosine to the mean of the section's or document's sentence vectors, near-duplicates
 skipped), in document order, so each summary quotes its document and stays citable. A summariser
-function (an LLM's, cached) can replace that choice.
+(the LLM's when one is configured, cached: ``providers.ingest_llm``) can write them instead: a section's
+summary from its sentences, the document's from its section summaries (RAPTOR-style) or, without
+sections, from its sentences; a node the summariser leaves (None) gets the extractive summary. Each
+summary records who wrote it (``summary_by``: ``extractive`` or ``llm:<model>``).
 
 Per document, so an incremental ingest re-summarises only the files it re-reads. Summary chunks are
 left out of ordinary searches (``retrievers.levels``); the ``global`` route searches them.
@@ -28,8 +31,9 @@ from retrievers.levels import DOCUMENT, LEVEL_KEY, SECTION
 
 _FENCE_RE = re.compile(r"```.*?(?:```|$)", re.DOTALL)  # code blocks are no summary material
 Embed = Callable[[list[str]], list[list[float]] | np.ndarray]
-# (sentences, how many to keep) -> the summary's sentences; the default picks central ones
-Summarise = Callable[[list[str], int], list[str]]
+# (level, heading path, texts, sentences to keep) -> the summary, or None for the extractive one
+Summarise = Callable[[str, list[str], list[str], int], str | None]
+EXTRACTIVE = "extractive"
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,11 @@ def central_sentences(vectors: np.ndarray, keep: int, duplicate_cosine: float = 
 
 
 def summary_chunks(
-    chunks: list[Chunk], embed: Embed, params: TreeParams | None = None, summarise: Summarise | None = None
+    chunks: list[Chunk],
+    embed: Embed,
+    params: TreeParams | None = None,
+    summarise: Summarise | None = None,
+    written_by: str = "llm",
 ) -> list[Chunk]:
     """Section and document summary chunks for one document's passages (none for a short document).
 
@@ -75,13 +83,19 @@ def summary_chunks(
     sentences, owners = _sentences(passages, sections, params.max_sentences)
     if len(sentences) < 2:
         return []
-    vectors = None if summarise else np.asarray(embed(sentences), dtype=np.float32)
+    embedded: list[np.ndarray] = []  # the sentences' vectors, made the first time a node needs them
 
-    def pick(indices: list[int], keep: int) -> list[str]:
-        texts = [sentences[i] for i in indices]
+    def pick(
+        indices: list[int], keep: int, level: str, heading: list[str], parts: list[str]
+    ) -> tuple[str, str]:
         if summarise is not None:
-            return summarise(texts, keep)
-        return [texts[i] for i in central_sentences(vectors[indices], keep, params.duplicate_cosine)]
+            written = summarise(level, heading, parts or [sentences[i] for i in indices], keep)
+            if written:
+                return written, written_by
+        if not embedded:
+            embedded.append(np.asarray(embed(sentences), dtype=np.float32))
+        chosen = central_sentences(embedded[0][indices], keep, params.duplicate_cosine)
+        return " ".join(sentences[indices[i]] for i in chosen), EXTRACTIVE
 
     first = passages[0]
     out: list[Chunk] = []
@@ -90,12 +104,13 @@ def summary_chunks(
         if len(members) < params.min_section_chunks or len(sections) < 2:
             continue
         indices = [i for i, owner in enumerate(owners) if owner == number]
-        text = " ".join(pick(indices, params.section_sentences))
+        text, by = pick(indices, params.section_sentences, SECTION, list(path), [])
         if text:
-            out.append(_summary(first, members, text, SECTION, list(path), start + len(out)))
-    text = " ".join(pick(list(range(len(sentences))), params.document_sentences))
+            out.append(_summary(first, members, text, SECTION, list(path), start + len(out), by))
     heading = [first.title] if first.title else []
-    out.append(_summary(first, passages, text, DOCUMENT, heading, start + len(out)))
+    parts = [c.text for c in out]  # the document summarised from its sections' summaries
+    text, by = pick(list(range(len(sentences))), params.document_sentences, DOCUMENT, heading, parts)
+    out.append(_summary(first, passages, text, DOCUMENT, heading, start + len(out), by))
     return out
 
 
@@ -142,7 +157,9 @@ def _prose(sentence: str) -> bool:
     return letters >= 0.6 * sum(not ch.isspace() for ch in sentence)
 
 
-def _summary(first: Chunk, members: list[Chunk], text: str, level: str, path: list[str], index: int) -> Chunk:
+def _summary(
+    first: Chunk, members: list[Chunk], text: str, level: str, path: list[str], index: int, by: str
+) -> Chunk:
     digest = hashlib.sha1(text.encode()).hexdigest()
     return Chunk(
         id=hashlib.sha1(f"{first.source}\0{level}\0{index}\0{digest}".encode()).hexdigest()[:20],
@@ -162,5 +179,6 @@ def _summary(first: Chunk, members: list[Chunk], text: str, level: str, path: li
             "kind": "summary",
             LEVEL_KEY: level,
             "summarises": len(members),
+            "summary_by": by,
         },
     )

@@ -50,7 +50,15 @@ class BM25Index:
         k1: float = 1.2,
         b: float = 0.75,
         epsilon: float = 0.25,
+        counted: Sequence[bool] | None = None,
     ) -> BM25Index:
+        """Weights for ``docs`` (token lists, in position order).
+
+        ``counted``: which documents make the statistics (document count, document frequencies, mean
+        length), read once ``docs`` is consumed (it may be filled while they are read); None: all. The
+        others (summary chunks) are weighted with those statistics, so adding them moves no counted
+        document's score.
+        """
         vocab: dict[str, int] = {}
         # Postings go to int32 numpy blocks every BLOCK documents: Python lists of ints would
         # take several GB at a million chunks.
@@ -91,9 +99,14 @@ class BM25Index:
         tf = np.concatenate([b[2] for b in blocks]).astype(np.float32)
         blocks.clear()
         doc_len = np.asarray(lengths, dtype=np.float64)
-        avgdl = float(doc_len.mean()) if n_docs else 0.0
-        df = np.bincount(rows, minlength=n_terms).astype(np.float64)
-        idf = okapi_idf(df, n_docs, epsilon)
+        counts_in = np.ones(n_docs, dtype=bool) if counted is None else np.asarray(counted, dtype=bool)
+        if counts_in.shape != (n_docs,):
+            raise ValueError(f"counted has {counts_in.size} flags for {n_docs} documents")
+        if not counts_in.any():  # only summaries: they are the statistics
+            counts_in = np.ones(n_docs, dtype=bool)
+        avgdl = float(doc_len[counts_in].mean())
+        df = np.bincount(rows[counts_in[cols]], minlength=n_terms).astype(np.float64)
+        idf = okapi_idf(df, int(counts_in.sum()), epsilon, present=df > 0)
         # float32 in place: the weights are stored as float32 anyway
         norm = (k1 * (1.0 - b + b * doc_len / (avgdl or 1.0))).astype(np.float32)[cols]
         data = tf * np.float32(k1 + 1.0)
@@ -191,15 +204,17 @@ class BM25Index:
         return cls(matrix, vocab, k1=meta["k1"], b=meta["b"], avgdl=meta["avgdl"])
 
 
-def okapi_idf(df: np.ndarray, n_docs: int, epsilon: float) -> np.ndarray:
+def okapi_idf(df: np.ndarray, n_docs: int, epsilon: float, present: np.ndarray | None = None) -> np.ndarray:
     """rank-bm25's BM25Okapi idf: negative values are replaced by epsilon times the mean idf.
 
     When that floor is not positive (the mean idf is <= 0: a one-document index) every term would
-    score zero or less, so Lucene's idf, positive for every term, is used instead.
+    score zero or less, so Lucene's idf, positive for every term, is used instead. ``present``: the
+    terms whose idf makes the mean (those of the counted documents; default all).
     """
     idf = np.log(n_docs - df + 0.5) - np.log(df + 0.5)
-    if idf.size:
-        floor = epsilon * float(idf.mean())
+    mean_of = idf if present is None else idf[present]
+    if mean_of.size:
+        floor = epsilon * float(mean_of.mean())
         if floor <= 0:
             return lucene_idf(df, n_docs)
         idf = np.where(idf < 0, floor, idf)

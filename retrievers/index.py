@@ -38,7 +38,7 @@ from core.command import command
 from core.tokenize import TOKENIZER_VERSION
 from retrievers.bm25 import BM25Index
 from retrievers.docstore import DocStore, FileRecord
-from retrievers.levels import names_level
+from retrievers.levels import LEVEL_KEY, names_level
 from retrievers.vector_index import DEFAULT_EF_SEARCH, HnswParams, VectorIndex
 
 FORMAT_NAME = "agentic-rag-index"
@@ -452,9 +452,13 @@ def write_generation(
         for chunk, tokens, vector in rows:
             docstore.add_chunks(vectors.count, [(chunk, " ".join(tokens))])
             vectors.append(vector)
+            passages.append(not chunk.metadata.get(LEVEL_KEY))
             yield tokens
 
-    bm25 = BM25Index.build(tokens_in_order(), k1=params.k1, b=params.b)
+    # BM25's statistics are the passages' only: summary chunks repeat their sentences, and turning the
+    # summary tree on must not move any passage's keyword score (docs/evaluation.md, session 9).
+    passages: list[bool] = []
+    bm25 = BM25Index.build(tokens_in_order(), k1=params.k1, b=params.b, counted=passages)
     docstore.put_files(files)
     docstore.commit()
     docstore.close()

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -179,7 +181,7 @@ class SqlDatabase:
         """Run a checked SELECT read-only, at most ``max_rows`` rows, within ``timeout_s``."""
         text = check_select(sql, self.dialect, [t.name for t in self.tables()])
         started = time.perf_counter()
-        columns, rows = self._sqlite(text) if self.dialect == "sqlite" else self._postgres(text)
+        columns, rows = self._execute(text)
         return SqlResult(
             sql=text,
             database=self.label,
@@ -189,64 +191,42 @@ class SqlDatabase:
             ms=round((time.perf_counter() - started) * 1000, 1),
         )
 
-    # --- SQLite --------------------------------------------------------------------------------------
+    # --- one read-only cursor per dialect; everything else is shared ----------------------------------
 
-    def _connect_sqlite(self) -> sqlite3.Connection:
+    @contextmanager
+    def _cursor(self, *, guarded: bool = True) -> Iterator[Any]:
+        """A DB-API cursor on a read-only connection, closed after; the driver's errors become
+        ``SqlError`` (a cancelled statement: "took longer"). ``guarded``: a checked statement is about
+        to run (SQLite adds ``query_only``, the read-only authorizer and the time limit; the schema
+        reader needs PRAGMA table_info, which the authorizer refuses)."""
+        if self.dialect == "sqlite":
+            with self._sqlite_cursor(guarded) as cursor:
+                yield cursor
+        else:
+            with self._postgres_cursor() as cursor:
+                yield cursor
+
+    @contextmanager
+    def _sqlite_cursor(self, guarded: bool) -> Iterator[sqlite3.Cursor]:
         if not self.path.is_file():
             raise SqlError(f"no such database file: {self.path}")
         conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=self.timeout_s)
-        conn.execute("PRAGMA query_only = ON")
-        conn.set_authorizer(_read_only_authorizer)
-        return conn
-
-    def _sqlite(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-        conn = self._connect_sqlite()
-        deadline = time.monotonic() + self.timeout_s
-        conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
         try:
-            cursor = conn.execute(sql)
-            rows = cursor.fetchmany(self.max_rows + 1)
-            return [d[0] for d in cursor.description or []], rows
-        except sqlite3.OperationalError as exc:
+            if guarded:
+                conn.execute("PRAGMA query_only = ON")
+                conn.set_authorizer(_read_only_authorizer)
+                deadline = time.monotonic() + self.timeout_s
+                conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+            yield conn.cursor()
+        except sqlite3.DatabaseError as exc:
             if "interrupted" in str(exc):
                 raise SqlError(f"query took longer than {self.timeout_s:g} s") from None
             raise SqlError(f"query failed: {exc}") from None
-        except sqlite3.DatabaseError as exc:
-            raise SqlError(f"query failed: {exc}") from None
         finally:
             conn.close()
 
-    def _sqlite_schema(self) -> list[Table]:
-        conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
-        try:
-            names = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
-                    "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '\\_\\_%' ESCAPE '\\' ORDER BY name"
-                )
-            ]
-            tables = []
-            for name in names:
-                quoted = _quote(name)
-                info = conn.execute(f"PRAGMA table_info({quoted})").fetchall()
-                count = conn.execute(f"SELECT COUNT(*) FROM {quoted}").fetchone()[0]
-                columns = []
-                for _, column, declared, *_ in info:
-                    kind = _kind(declared)
-                    samples = conn.execute(
-                        f"SELECT DISTINCT {_quote(column)} FROM {quoted} WHERE {_quote(column)} IS NOT NULL "
-                        f"LIMIT {SAMPLE_VALUES if kind == 'number' else 50}"
-                    ).fetchall()
-                    columns.append(Column(column, kind, tuple(str(s[0]) for s in samples)))
-                tables.append(Table(name, tuple(columns), count))
-            return tables
-        finally:
-            conn.close()
-
-    # --- PostgreSQL ----------------------------------------------------------------------------------
-
-    def _connect_postgres(self) -> Any:
+    @contextmanager
+    def _postgres_cursor(self) -> Iterator[Any]:
         import psycopg
 
         options = f"-c default_transaction_read_only=on -c statement_timeout={int(self.timeout_s * 1000)}"
@@ -255,17 +235,10 @@ class SqlDatabase:
         except psycopg.Error as exc:
             raise SqlError(f"cannot connect to {self.label}: {str(exc).strip().splitlines()[0]}") from None
         conn.read_only = True
-        return conn
-
-    def _postgres(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-        import psycopg
-
-        with self._connect_postgres() as conn:
+        with conn:
             try:
                 with conn.cursor() as cursor:
-                    cursor.execute(sql)
-                    rows = cursor.fetchmany(self.max_rows + 1)
-                    return [d.name for d in cursor.description or []], [tuple(r) for r in rows]
+                    yield cursor
             except psycopg.errors.QueryCanceled:
                 raise SqlError(f"query took longer than {self.timeout_s:g} s") from None
             except psycopg.Error as exc:
@@ -273,8 +246,15 @@ class SqlDatabase:
             finally:
                 conn.rollback()
 
-    def _postgres_schema(self) -> list[Table]:
-        with self._connect_postgres() as conn, conn.cursor() as cursor:
+    def _execute(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        with self._cursor() as cursor:
+            cursor.execute(sql)
+            rows = cursor.fetchmany(self.max_rows + 1)
+            return [d[0] for d in cursor.description or []], [tuple(r) for r in rows]
+
+    def _layout(self, cursor: Any) -> dict[str, list[tuple[str, str]]]:
+        """Each table or view with its (column, declared type) pairs, in the database's order."""
+        if self.dialect == "postgres":
             cursor.execute(
                 "SELECT table_name, column_name, data_type FROM information_schema.columns "
                 "WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position"
@@ -282,8 +262,23 @@ class SqlDatabase:
             layout: dict[str, list[tuple[str, str]]] = {}
             for table, column, declared in cursor.fetchall():
                 layout.setdefault(table, []).append((column, declared))
+            return layout
+        cursor.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+            "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '\\_\\_%' ESCAPE '\\' ORDER BY name"
+        )
+        names = [r[0] for r in cursor.fetchall()]
+        return {
+            name: [(r[1], r[2]) for r in cursor.execute(f"PRAGMA table_info({_quote(name)})").fetchall()]
+            for name in names
+        }
+
+    def _read_schema(self) -> list[Table]:
+        if self.dialect == "sqlite" and not self.path.is_file():
+            return []
+        with self._cursor(guarded=False) as cursor:
             tables = []
-            for name, columns in layout.items():
+            for name, columns in self._layout(cursor).items():
                 quoted = _quote(name)
                 cursor.execute(f"SELECT COUNT(*) FROM {quoted}")
                 count = cursor.fetchone()[0]
@@ -296,15 +291,7 @@ class SqlDatabase:
                     )
                     read.append(Column(column, kind, tuple(str(r[0]) for r in cursor.fetchall())))
                 tables.append(Table(name, tuple(read), count))
-            conn.rollback()
             return tables
-
-    def _read_schema(self) -> list[Table]:
-        if self.dialect == "sqlite":
-            if not self.path.is_file():
-                return []
-            return self._sqlite_schema()
-        return self._postgres_schema()
 
 
 # SQLite authorizer action codes a SELECT needs; everything else (writes, ATTACH, PRAGMA) is denied.

@@ -292,3 +292,42 @@ def test_passages_are_embedded_in_the_same_batches_whether_the_tree_is_on(report
     assert seen_with_tree[: len(batches)] == batches  # the passages' batches first, exactly as without
     positions = [i for i, c in enumerate(chunks) if not c.metadata.get("level")]
     assert np.allclose(with_tree[positions], alone)
+
+
+def test_bm25_statistics_are_the_passages_whatever_else_is_weighted():
+    """Summary chunks are weighted with the passages' statistics (document count, frequencies, mean
+    length), so a passage scores the same whether summaries sit beside it."""
+    from retrievers.bm25 import BM25Index
+
+    passages = [["harbour", "crane", "incident"], ["港口", "起重机", "事故", "事故"], ["garden", "rose"]]
+    summaries = [["harbour", "incident", "incident", "crane", "summary"], ["港口", "事故", "总结"]]
+    alone = BM25Index.build(passages)
+    mixed = BM25Index.build(passages + summaries, counted=[True] * 3 + [False] * 2)
+    for query in (["harbour", "incident"], ["事故"], ["rose", "summary"]):
+        assert np.allclose(mixed.scores(query)[:3], alone.scores(query))
+    assert mixed.scores(["summary"])[3] > 0  # a summary is still found by its own words
+
+
+def test_turning_the_tree_on_moves_no_passages_keyword_score(report_index, embedder, tmp_path):
+    from ingestion.pipeline import ingest_paths
+    from retrievers.factory import build_retrievers
+
+    docs, settings = report_index
+    plain = settings.model_copy(update={"summary_tree": False, "index_dir": tmp_path / "plain"})
+    ingest_paths([docs], plain, embedder, progress=False)
+    ranked = {}
+    for label, chosen in (("tree", settings), ("plain", plain)):
+        store = _store(chosen)
+        try:
+            keyword = build_retrievers(store, chosen, embedder).keyword
+            ranked[label] = [
+                [(h.chunk.id, round(h.score, 5)) for h in keyword.search(q, 20)]
+                for q in (
+                    "What did the harbour report recommend?",
+                    "图书馆报告的主要结论是什么",
+                    "garden roses",
+                )
+            ]
+        finally:
+            store.close()
+    assert ranked["tree"] == ranked["plain"] and any(ranked["plain"])

@@ -156,7 +156,7 @@ def test_the_connection_itself_is_read_only(database):
     """Even a statement that got past the check could not write: mode=ro, query_only, an authorizer."""
     for sql in ("DELETE FROM employees", "PRAGMA writable_schema = ON", "ATTACH DATABASE ':memory:' AS x"):
         with pytest.raises(SqlError):
-            database._sqlite(sql)
+            database._execute(sql)
     assert database.run("SELECT COUNT(*) FROM employees").rows == [(10,)]
 
 
@@ -316,7 +316,7 @@ def test_postgres_hostile_sql_never_executes(postgres_database, sql):
     with pytest.raises(SqlError):
         postgres_database.run(sql)
     with pytest.raises(SqlError, match="read-only"):
-        postgres_database._postgres('DELETE FROM "销售"')  # past the check, the transaction refuses
+        postgres_database._execute('DELETE FROM "销售"')  # past the check, the transaction refuses
     assert postgres_database.run('SELECT COUNT(*) FROM "销售"').rows == [(10,)]
 
 
