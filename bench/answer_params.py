@@ -51,8 +51,8 @@ from evaluators.metrics import answer_has_gold, answer_in_context, misled  # noq
 from evaluators.modes import prepare_index  # noqa: E402
 from graph.builder import build_graph  # noqa: E402
 from graph.run import ask  # noqa: E402
+from providers.meaning import Meaning  # noqa: E402
 from providers.offline_brain import answer as writer  # noqa: E402
-from providers.offline_brain.meaning import Meaning  # noqa: E402
 from providers.offline_brain.weights import BrainParams  # noqa: E402
 
 Pick = Callable[[int], bool]

@@ -87,12 +87,12 @@ def _questions(path: Path) -> list[str]:
 def dump(out: Path, runs: Path, cache: Path) -> dict[str, int]:
     from config import load_settings
     from core.schemas import Passage
+    from providers.meaning import Meaning
     from providers.offline_brain import answer as writer
     from providers.offline_brain import judge
     from providers.offline_brain.analysis import analyze_question
     from providers.offline_brain.contextualize import contextualize_question, needs_clarification
     from providers.offline_brain.facts import defined_term, wanted
-    from providers.offline_brain.meaning import Meaning
     from retrievers.factory import embedder_for
 
     try:  # the analysis carrying the question's profile (issue 20); before it, the roles read the text

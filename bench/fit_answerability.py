@@ -47,7 +47,7 @@ from evaluators.datasets import load_dataset, resolve_dataset_dir  # noqa: E402
 from evaluators.modes import prepare_index  # noqa: E402
 from providers.brain.answerability.model import MODEL_FILE, AnswerabilityModel  # noqa: E402
 from providers.brain.answerability.signals import SIGNALS, TOP, extract, meaning_foreign  # noqa: E402
-from providers.offline_brain.meaning import Meaning  # noqa: E402
+from providers.meaning import Meaning  # noqa: E402
 from providers.rerankers import make_reranker  # noqa: E402
 from retrievers.factory import open_retrievers  # noqa: E402
 

@@ -40,8 +40,8 @@ from bench.answer_params import DEV, HELD_OUT, from_run, score  # noqa: E402
 from config import load_settings  # noqa: E402
 from core.schemas import Passage  # noqa: E402
 from evaluators.metrics import answer_has_gold  # noqa: E402
+from providers.meaning import Meaning  # noqa: E402
 from providers.offline_brain.answer import candidates  # noqa: E402
-from providers.offline_brain.meaning import Meaning  # noqa: E402
 from providers.offline_brain.weights import WEIGHTS_FILE, BrainParams, Combiner  # noqa: E402
 
 ANCHOR = "coverage"  # held fixed: the combiner's scale

@@ -31,8 +31,8 @@ from crosslang_docs import QUESTIONS, gold_id  # noqa: E402
 
 from core.schemas import Passage  # noqa: E402
 from evaluators.metrics import answer_has_gold  # noqa: E402
+from providers.meaning import Meaning  # noqa: E402
 from providers.offline_brain.answer import LEAD_RE, extractive_answer  # noqa: E402
-from providers.offline_brain.meaning import Meaning  # noqa: E402
 from providers.offline_brain.weights import BrainParams  # noqa: E402
 
 LABELS = ("以下引自", "Quoted from")

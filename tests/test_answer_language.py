@@ -180,8 +180,8 @@ def test_chinese_around_hyphens_and_dots_stays_chinese(sentence):
     ],
 )
 def test_across_languages_the_section_heading_speaks_for_its_sentences(brain, embedder, question, sections):
+    from providers.meaning import Meaning
     from providers.offline_brain.answer import candidates
-    from providers.offline_brain.meaning import Meaning
 
     passages = [
         Passage(number=n, chunk_id=f"c{n}", source="docs/keep-alive.md", heading=h, text=t)

@@ -237,7 +237,7 @@ def test_at_most_three_sentences(brain):
 
 def test_meaning_cache_smaller_than_one_call(embedder):
     """More texts than the cache holds, some cached before: every vector still comes back, in order."""
-    from providers.offline_brain.meaning import Meaning
+    from providers.meaning import Meaning
 
     meaning = Meaning(embedder, cache_size=3)
     texts = ["混合检索", "hybrid search", "倒数排名融合", "reciprocal rank fusion", "熊猫", "panda"]

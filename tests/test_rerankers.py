@@ -11,7 +11,7 @@ import pytest
 from core.chunks import Chunk, ScoredChunk
 from providers.embedding_cache import CachedEmbedder, EmbeddingCache, text_key
 from providers.embeddings import make_embedder
-from providers.offline_brain.meaning import Meaning
+from providers.meaning import Meaning
 from providers.rerankers import (
     CACHE_FILE,
     RERANKER_CHOICES,

@@ -26,8 +26,8 @@ def main() -> int:
     from app.evaluation import make_context
     from config import load_settings
     from graph import ask, build_graph
+    from providers.meaning import Meaning
     from providers.offline_brain.answer import _ranked, candidates, extractive_answer
-    from providers.offline_brain.meaning import Meaning
     from providers.offline_brain.weights import params
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])

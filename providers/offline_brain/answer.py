@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from core.cues import instruction_sentences, introduces_block, is_instruction
 from core.schemas import DraftAnswer, Passage, strip_bridge
 from core.text import contains_cjk
+from providers.meaning import Meaning
 from providers.offline_brain import features as f
 from providers.offline_brain.agreement import Scored, agreement, backing, differing_words, rival_map, twins
 from providers.offline_brain.analysis import key_terms
@@ -37,7 +38,6 @@ from providers.offline_brain.answer_language import (
 from providers.offline_brain.extractive import split_sentences
 from providers.offline_brain.facts import compatible, facts, is_date_key, split_dateline, stated_facts
 from providers.offline_brain.lexicon import lexicon
-from providers.offline_brain.meaning import Meaning
 from providers.offline_brain.profile import QuestionProfile, as_profile
 from providers.offline_brain.weights import BrainParams, Selection, params
 from providers.offline_brain.words import missing_words
