@@ -178,6 +178,11 @@ class Settings(BaseSettings):
         description="passage tokens the LLM writer reads (0: 800 for the packaged local models, else "
         "context_token_budget)",
     )
+    llm_compact: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="compact analysis and judge replies (no free text; names and exact tokens from the "
+        "offline rules): auto (on for the packaged local models) | on | off",
+    )
 
     # --- ingestion ---------------------------------------------------------------------------
     chunk_size: int = Field(default=800, ge=50, description="target chunk size in characters")
@@ -384,6 +389,10 @@ class Settings(BaseSettings):
                 f"chunk_overlap ({self.chunk_overlap}) must be smaller than chunk_size ({self.chunk_size})"
             )
         return self
+
+    def llm_compact_replies(self, small_model: bool = False) -> bool:
+        """Whether the analysis and judge ask for the compact replies (``llm_compact`` expanded)."""
+        return small_model if self.llm_compact == "auto" else self.llm_compact == "on"
 
     @property
     def llm_configured(self) -> bool:

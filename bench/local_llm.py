@@ -115,15 +115,16 @@ def claim_precision(result: Any, verify: Any) -> tuple[float | None, bool]:
     return good / len(claims), good < len(claims)
 
 
-def step_costs(trace: list[Any]) -> dict[str, dict[str, int]]:
-    """Model calls and tokens per graph step: where a question's model time goes."""
-    steps: dict[str, dict[str, int]] = {}
+def step_costs(trace: list[Any]) -> dict[str, dict[str, float]]:
+    """Model calls, tokens and seconds per graph step: where a question's model time goes."""
+    steps: dict[str, dict[str, float]] = {}
     for event in trace:
         if event.model_calls:
-            cost = steps.setdefault(event.node, {"calls": 0, "tokens_in": 0, "tokens_out": 0})
+            cost = steps.setdefault(event.node, {"calls": 0, "tokens_in": 0, "tokens_out": 0, "s": 0.0})
             cost["calls"] += event.model_calls
             cost["tokens_in"] += event.tokens_in
             cost["tokens_out"] += event.tokens_out
+            cost["s"] += round(event.ms / 1000, 2)
     return steps
 
 
@@ -139,6 +140,7 @@ def run_config_rows(args: argparse.Namespace, base_url: str | None, roles: str) 
         overrides.update(brain="offline")
     if args.context_tokens is not None:
         overrides["llm_context_tokens"] = args.context_tokens
+    overrides["llm_compact"] = args.compact
     # model_copy: load_settings reads llm_model only under its environment names
     settings = load_settings().model_copy(update=overrides)
     dataset = load_dataset(resolve_dataset_dir(args.dataset), limit=args.limit)
@@ -208,8 +210,20 @@ def summarise(rows: list[dict[str, Any]], roles: str) -> dict[str, Any]:
         "fallbacks": sum(r["fallbacks"] for r in rows),
         "attached": sum(r["attached"] for r in rows),
         "removed": sum(r["removed"] for r in rows),
+        "per_step_per_q": per_step_means(rows),
         "rows": rows,
     }
+
+
+def per_step_means(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Each graph step's calls, prompt/completion tokens and seconds, averaged over all questions."""
+    totals: dict[str, dict[str, float]] = {}
+    for row in rows:
+        for step, cost in row["per_step"].items():
+            total = totals.setdefault(step, dict.fromkeys(cost, 0.0))
+            for key, value in cost.items():
+                total[key] += value
+    return {step: {k: round(v / len(rows), 2) for k, v in cost.items()} for step, cost in totals.items()}
 
 
 COLUMNS = [
@@ -251,13 +265,20 @@ def main() -> int:
     parser.add_argument(
         "--context-tokens", type=int, default=None, help="AGENTIC_RAG_LLM_CONTEXT_TOKENS for the writer"
     )
+    parser.add_argument(
+        "--compact", choices=["auto", "on", "off"], default="auto", help="AGENTIC_RAG_LLM_COMPACT"
+    )
     parser.add_argument("--out", type=Path, default=None, help="write every row as JSON here")
     args = parser.parse_args()
     server, base_url = (None, None)
     if any(c != "offline" for c in args.configs):
         server, base_url = start_server(args.model, args.threads)
+    summaries: list[dict[str, Any]] = []
     try:
-        summaries = [run_config_rows(args, base_url, roles) for roles in args.configs]
+        for roles in args.configs:
+            summaries.append(run_config_rows(args, base_url, roles))
+            if args.out:  # after each configuration: a long run cut short keeps what it measured
+                args.out.write_text(json.dumps(summaries, ensure_ascii=False, indent=1, default=str))
     finally:
         if server is not None:
             server.terminate()
@@ -266,14 +287,18 @@ def main() -> int:
             except subprocess.TimeoutExpired:  # busy finishing a reply: llama.cpp reads no signal meanwhile
                 server.kill()
                 server.wait()
-    budget = f", writer context {args.context_tokens or 'default'} tokens"
+    budget = f", writer context {args.context_tokens or 'default'} tokens, compact {args.compact}"
     print(f"\n{args.dataset}, first {args.limit} questions, model {args.model}{budget}\n")
     print("| " + " | ".join(COLUMNS) + " |")
     print("|" + "---|" * len(COLUMNS))
     for summary in summaries:
         print("| " + " | ".join(shown(summary[c]) for c in COLUMNS) + " |")
-    if args.out:
-        args.out.write_text(json.dumps(summaries, ensure_ascii=False, indent=1, default=str))
+    for summary in summaries:
+        steps = "; ".join(
+            f"{step} {c['calls']:.1f} calls {c['tokens_in']:.0f}/{c['tokens_out']:.0f} tok {c['s']:.1f} s"
+            for step, c in summary["per_step_per_q"].items()
+        )
+        print(f"\nper question, {summary['roles']}: {steps or 'no model call'}")
     return 0
 
 

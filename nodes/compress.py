@@ -7,35 +7,12 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from core.chunks import ScoredChunk
-from core.schemas import Passage
+from core.passages import MAX_PASSAGES, select_evidence, to_passages
 from core.trace import Decision
 from nodes.common import ctx, event, question_of
 from nodes.context import AgentContext
 from nodes.state import AgentState
 from providers.tokens import count_tokens
-
-MAX_PASSAGES = 8
-
-
-def select_evidence(hits: list[ScoredChunk], relevant_ids: list[str], limit: int) -> list[ScoredChunk]:
-    """Relevant chunks first (in rerank order), then the best of the rest, up to ``limit``."""
-    relevant = [h for h in hits if h.id in relevant_ids]
-    others = [h for h in hits if h.id not in relevant_ids]
-    return (relevant + others)[:limit] if relevant else hits[:limit]
-
-
-def to_passages(hits: list[ScoredChunk]) -> list[Passage]:
-    return [
-        Passage(
-            number=number,
-            chunk_id=hit.id,
-            source=hit.chunk.locator(),
-            heading=" > ".join(hit.chunk.heading_path) or hit.chunk.title,
-            text=hit.chunk.text,
-        )
-        for number, hit in enumerate(hits, start=1)
-    ]
 
 
 def compress(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:

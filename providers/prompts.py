@@ -44,6 +44,28 @@ Reply with one JSON object only:
 - otherwise list what is missing and suggest retry_keyword (exact names or codes), retry_vector
   (paraphrased concepts), multi_hop (a part of a multi-part question) or rewrite"""
 
+# The compact replies (issue 22): what a 2-core local model can afford to generate (~8 tokens/s), so no
+# free text at all; names and exact tokens come from the offline rules instead (providers/brain/analyze.py).
+ANALYZE_COMPACT_SYSTEM = """You classify questions for a document search engine. Reply with one JSON object only:
+{"query_type": "factual", "complexity": "simple", "sub_queries": [], "recommended_strategy": "hybrid"}
+- query_type is one of factual, analytical, comparative, procedural; complexity one of simple, moderate,
+  complex; recommended_strategy one of vector, keyword, hybrid, multi_hop, global
+- a comparative or multi-part question: one short sub_query per part (at most 3), strategy multi_hop;
+  otherwise sub_queries stays empty
+- sub_queries follow the question's language (中文问题用中文子查询)
+- a request to summarise a whole document or the whole collection: global"""
+
+# The compact judge asks under the writer's system prompt, after the writer's own passages and question,
+# so the writer's request that follows repeats the judge's prompt up to the task line and a llama.cpp
+# server (which keeps the previous request's processed tokens) evaluates only what differs.
+JUDGE_COMPACT_TASK = """Do not answer yet. First judge the passages above. Reply with one JSON object only:
+{"relevance": [8, 1], "is_sufficient": true, "missing_info": [], "suggested_action": "answer"}
+- relevance: one integer per passage, in passage order, from 0 (unrelated) to 10 (directly answers)
+- is_sufficient only when the passages together hold everything the answer needs
+- otherwise name what is missing (at most 2, a few words each) and set suggested_action to retry_keyword
+  (exact names or codes), retry_vector (paraphrased concepts), multi_hop (a part of a multi-part
+  question) or rewrite"""
+
 REWRITE_SYSTEM = """You write search queries. Write ONE new query that targets the missing information and
 differs from every query already tried. Keep exact names, codes and numbers; use the question's language.
 Reply with the query only."""
@@ -106,6 +128,19 @@ def judge_user(question: str, sub_queries: Sequence[str], tried: Sequence[str], 
     if tried:
         parts.append("Queries tried:\n" + "\n".join(f"- {q}" for q in tried))
     parts.append(context)
+    return "\n\n".join(parts)
+
+
+def judge_compact_user(
+    question: str, passages: Sequence[Passage], sub_queries: Sequence[str], tried: Sequence[str]
+) -> str:
+    """The writer's prompt (``answer_user``) with the parts, the queries tried and the judge's task after it."""
+    parts = [answer_user(question, passages)]
+    if sub_queries:
+        parts.append("Parts to cover:\n" + "\n".join(f"- {q}" for q in sub_queries))
+    if tried:
+        parts.append("Queries tried:\n" + "\n".join(f"- {q}" for q in tried))
+    parts.append(JUDGE_COMPACT_TASK)
     return "\n\n".join(parts)
 
 

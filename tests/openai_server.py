@@ -90,6 +90,7 @@ def malformed(text: str = "this is not JSON {") -> Action:
 
 STEP_BY_SYSTEM = {
     prompts.ANALYZE_SYSTEM: "analyze",
+    prompts.ANALYZE_COMPACT_SYSTEM: "analyze",
     prompts.JUDGE_SYSTEM: "judge",
     prompts.REWRITE_SYSTEM: "rewrite",
     prompts.CONTEXTUALIZE_SYSTEM: "contextualize",
@@ -109,8 +110,15 @@ def user_text(body: dict[str, Any]) -> str:
 
 
 def step_of(body: dict[str, Any]) -> str | None:
-    """Which brain step a request belongs to, recognised by its system prompt."""
+    """Which brain step a request belongs to, recognised by its system prompt (the compact judge, which
+    asks under the writer's system prompt, by its task at the end of the user message)."""
+    if is_compact_judge(body):
+        return "judge"
     return STEP_BY_SYSTEM.get(system_text(body).strip())
+
+
+def is_compact_judge(body: dict[str, Any]) -> bool:
+    return user_text(body).rstrip().endswith(prompts.JUDGE_COMPACT_TASK)
 
 
 def _text(content: Any) -> str:
@@ -146,7 +154,8 @@ def by_step(actions: dict[str, Action | Callable[[dict[str, Any]], Action]]) -> 
 def plausible_reply(body: dict[str, Any]) -> Action:
     """A sensible reply for any brain step, read off the request, for scripting whole graph runs.
 
-    analyze: factual/hybrid; judge: every passage relevant and sufficient; rewrite and contextualize:
+    analyze: factual/hybrid; judge: every passage relevant and sufficient (in the compact reply's
+    shape when the compact prompt asks); rewrite and contextualize:
     the question itself; compress: the first sentence of each passage; answer: the first passage's
     opening cited as [1]; check_support: every sentence supported.
     """
@@ -157,6 +166,8 @@ def plausible_reply(body: dict[str, Any]) -> Action:
         return reply_json({"query_type": "factual", "recommended_strategy": "hybrid", "sub_queries": []})
     if step == "judge":
         numbers = sorted({int(n) for n in re.findall(r"^\[(\d+)\] ", user, re.M)})
+        if is_compact_judge(body):
+            return reply_json({"relevance": [9] * len(numbers), "is_sufficient": True})
         judgements = [{"n": n, "relevance": 0.9, "reason": "on topic"} for n in numbers]
         return reply_json({"judgements": judgements, "is_sufficient": True, "suggested_action": "answer"})
     if step == "rewrite":

@@ -16,6 +16,7 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 
 from core.chunks import Chunk, ScoredChunk
+from core.passages import to_passages
 from core.schemas import (
     DraftAnswer,
     Passage,
@@ -23,6 +24,7 @@ from core.schemas import (
     RetrievalEvaluation,
 )
 from core.text import split_sentences
+from providers import prompts
 from providers.brain import Brain, llm_brain, offline_brain
 from providers.brain.write import draft_from_text
 from providers.llm import PLACEHOLDER_API_KEY, make_chat_model
@@ -618,3 +620,113 @@ def test_a_small_models_refusal_of_accepted_evidence_is_answered_offline(
     remote = make_brain(openai_server, fallback)
     openai_server.script(reply(refusal))
     assert remote.write(question, passages).insufficient
+
+
+# --------------------------------------------------------------------------------------------------
+# Compact replies for small models (issue 22): no free text, the offline rules fill in the rest
+
+
+def _schema_keys(body: dict[str, Any]) -> set[str]:
+    return set(body["response_format"]["json_schema"]["schema"]["properties"])
+
+
+@pytest.mark.parametrize(
+    ("question", "entity", "reply_fields"),
+    [
+        (
+            "RRF 和 BM25 有什么区别？",
+            "RRF",
+            {"query_type": "comparative", "sub_queries": ["RRF 的原理", "BM25 的原理"]},
+        ),
+        (
+            "How does AGENTIC_RAG_HNSW_EF_SEARCH change recall in Milvus?",
+            "AGENTIC_RAG_HNSW_EF_SEARCH",
+            {"query_type": "analytical", "sub_queries": []},
+        ),
+    ],
+)
+def test_a_compact_analysis_asks_the_model_to_classify_and_the_rules_for_names_and_language(
+    openai_server: ScriptedOpenAIServer, fallback: Brain, question: str, entity: str, reply_fields: dict
+) -> None:
+    brain = make_brain(openai_server, fallback, compact=True)
+    openai_server.script(
+        reply_json({**reply_fields, "complexity": "moderate", "recommended_strategy": "multi_hop"})
+    )
+    analysis = brain.analyze(question)
+    [body] = openai_server.requests
+    assert _schema_keys(body) == {"query_type", "complexity", "sub_queries", "recommended_strategy"}
+    assert body["response_format"]["json_schema"]["schema"]["properties"]["sub_queries"]["maxItems"] == 3
+    offline = fallback.analyze(question)
+    assert analysis.query_type == reply_fields["query_type"] and analysis.recommended_strategy == "multi_hop"
+    assert analysis.sub_queries == reply_fields["sub_queries"]
+    assert analysis.language == offline.language and analysis.profile == offline.profile
+    assert entity in analysis.entities + analysis.identifiers
+    assert (analysis.entities, analysis.identifiers) == (offline.entities, offline.identifiers)
+    assert calls(brain)[0]["fallback"] is False
+
+
+@pytest.mark.parametrize(
+    ("question", "texts"),
+    [
+        (
+            "RRF 怎么给文档打分？",
+            [
+                "RRF 的分数是 1/(k + rank) 之和，k = 60。",
+                "混合检索用 RRF 给 BM25 和向量结果打分。",
+                "无关的发布说明。",
+            ],
+        ),
+        (
+            "How does RRF score documents?",
+            [
+                "RRF score = sum of 1/(k + rank), k = 60.",
+                "Hybrid search uses RRF to score BM25 and vector documents.",
+                "Unrelated release notes.",
+            ],
+        ),
+    ],
+)
+def test_a_compact_judge_reads_relevance_in_passage_order_and_fills_the_rest_from_the_rules(
+    openai_server: ScriptedOpenAIServer, fallback: Brain, question: str, texts: list[str]
+) -> None:
+    brain = make_brain(openai_server, fallback, compact=True, context_budget=800)
+    chunks = [scored(name, text) for name, text in zip(["rrf", "bm25", "misc"], texts, strict=True)]
+    verdict = {
+        "relevance": [9, 85],
+        "is_sufficient": False,
+        "missing_info": ["k 的默认值"],
+        "suggested_action": "retry_keyword",
+    }
+    openai_server.script(reply_json(verdict))
+    evaluation = brain.judge(question, QueryAnalysis(), chunks, [question])
+    [body] = openai_server.requests
+    assert _schema_keys(body) == {"relevance", "is_sufficient", "missing_info", "suggested_action"}
+    assert body["response_format"]["json_schema"]["schema"]["properties"]["relevance"]["items"] == {
+        "type": "integer"
+    }
+    assert [j.relevance for j in evaluation.judgements[:2]] == [pytest.approx(0.9), pytest.approx(0.85)]
+    offline = fallback.judge(question, QueryAnalysis(), chunks, [question])
+    # The unrelated chunk is not among the writer's passages, so the judge is not shown it either and
+    # the rules judge it.
+    assert texts[2] not in user_text(body) and evaluation.judgements[2] == offline.judgements[2]
+    assert (evaluation.is_sufficient, evaluation.missing_info) == (False, ["k 的默认值"])
+    assert evaluation.suggested_action == "retry_keyword"
+    # The writer's request on those passages repeats the judge's prompt up to the judge's task: a
+    # llama.cpp server reuses the tokens it already processed.
+    openai_server.script(reply("RRF sums 1/(k + rank) [1]."))
+    brain.write(question, fallback.compress(question, to_passages(chunks), 800))  # the compress node's
+    judged, written = openai_server.requests
+    assert system_text(judged) == system_text(written) == prompts.ANSWER_SYSTEM
+    assert user_text(judged).startswith(user_text(written)) and len(user_text(written)) > 60
+
+
+def test_a_compact_judge_that_scores_no_passage_falls_back_to_the_rules(
+    openai_server: ScriptedOpenAIServer, fallback: Brain
+) -> None:
+    brain = make_brain(openai_server, fallback, compact=True)
+    chunks = [scored("rrf", "RRF score = sum of 1/(k + rank), k = 60.")]
+    openai_server.script(reply_json({"relevance": [], "is_sufficient": True}))
+    evaluation = brain.judge("How does RRF score documents?", QueryAnalysis(), chunks, [])
+    assert evaluation == fallback.judge("How does RRF score documents?", QueryAnalysis(), chunks, [])
+    [record] = calls(brain)
+    assert record["fallback"] and "no judgement" in record["error"]

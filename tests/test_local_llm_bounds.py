@@ -15,12 +15,22 @@ from graph.builder import build_graph
 from graph.run import ask
 from ingestion.indexing import index_chunks
 from nodes.context import AgentContext
+from providers import prompts
 from providers.brain import make_brain, offline_brain
 from providers.brain.citing import Citer, with_marker
 from retrievers.factory import build_retrievers
 from retrievers.index import open_index
 from tests.graph_fixtures import graph_corpus
-from tests.openai_server import capped, openai_server, plausible_reply, reply, reply_json, step_of
+from tests.openai_server import (
+    capped,
+    is_compact_judge,
+    openai_server,
+    plausible_reply,
+    reply,
+    reply_json,
+    step_of,
+    system_text,
+)
 
 __all__ = ["openai_server"]  # the fixture is used by name
 
@@ -165,6 +175,31 @@ def test_by_default_a_packaged_small_model_only_writes_and_any_other_model_plays
     large = context_for(openai_server.base_url, llm_model="gpt-4o-mini")
     assert "(" not in large.brain.name  # every role
     assert load_settings(llm_roles=" Auto ").llm_roles == "auto"
+
+
+@pytest.mark.parametrize(
+    ("model", "compact", "expected"),
+    [
+        ("qwen2.5-coder-0.5b", "auto", True),
+        ("gpt-4o-mini", "auto", False),
+        ("gpt-4o-mini", "on", True),
+        ("qwen2.5-coder-1.5b", "off", False),
+    ],
+)
+def test_a_packaged_small_model_gets_the_compact_analysis_and_judge_prompts_unless_told(
+    context_for, openai_server, model, compact, expected
+):
+    openai_server.responder = plausible_reply
+    context = context_for(openai_server.base_url, llm_model=model, llm_roles="all", llm_compact=compact)
+    ask(build_graph(), "混合检索用什么算法合并结果？", context=context)
+    systems = {system_text(body).strip() for body in openai_server.requests}
+    compact_judge = [is_compact_judge(body) for body in openai_server.requests if step_of(body) == "judge"]
+    assert compact_judge and set(compact_judge) == {expected}
+    assert (prompts.ANALYZE_COMPACT_SYSTEM in systems, prompts.ANALYZE_SYSTEM in systems) == (
+        expected,
+        not expected,
+    )
+    assert (prompts.JUDGE_SYSTEM in systems) is not expected
 
 
 def test_the_writer_of_a_packaged_small_model_reads_a_smaller_context(context_for, openai_server):

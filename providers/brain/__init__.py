@@ -94,6 +94,7 @@ def llm_brain(
     context_budget: int | None = None,
     citer: Citer | None = None,
     small_model: bool = False,
+    compact: bool = False,
 ) -> Brain:
     """Each role in ``roles`` asks ``model`` first and is answered by ``fallback``'s role when the model
     fails; the other roles are ``fallback``'s alone (no request at all).
@@ -102,7 +103,9 @@ def llm_brain(
     refused connection) within the question's deadline. ``max_tokens`` caps each step's replies (step
     name -> tokens); ``citer`` attaches citations to a model answer that lacks valid ones.
     ``small_model``: the judge, too, reads only ``context_budget`` tokens (each chunk's best sentences),
-    and the writer's refusals are not trusted (the offline writer answers; ``LLMWriter``).
+    and the writer's refusals are not trusted (the offline writer answers; ``LLMWriter``). ``compact``:
+    the analysis and the judge ask for replies without free text (names and exact tokens from
+    ``fallback``'s analyzer), a third of the generated tokens (issue 22).
     """
     unknown = set(roles) - ALL_ROLES
     if unknown or not roles:
@@ -118,13 +121,14 @@ def llm_brain(
         max_tokens=max_tokens,
     )
     primaries: dict[str, Any] = {
-        "analyze": LLMAnalyzer(chat),
+        "analyze": LLMAnalyzer(chat, compact=fallback.analyze if compact else None),
         "judge": LLMJudge(
             chat,
             fallback.judge,
             tokens_per_chunk=judge_tokens_per_chunk,
-            context_tokens=context_budget if small_model else None,
+            context_tokens=context_budget if small_model or compact else None,
             meaning=getattr(fallback.compress, "meaning", None),  # the offline compressor's choice
+            compact=compact,
         ),
         "rewrite": LLMRewriter(chat),
         "contextualize": LLMContextualizer(chat),
@@ -183,6 +187,10 @@ def make_brain(settings: Settings, embedder: TextEmbedder | None = None, **optio
     from providers.brain.answer_check import AnswerChecker
     from providers.llm import chat_model_from_settings
 
+    compact = settings.llm_compact_replies(small_model=is_packaged_model(settings))
+    budget = writer_context_tokens(settings)
+    if compact and budget is None:  # the compact judge shows the writer's passages: the same budget
+        budget = settings.context_token_budget
     return llm_brain(
         chat_model_from_settings(settings),
         offline,
@@ -194,8 +202,9 @@ def make_brain(settings: Settings, embedder: TextEmbedder | None = None, **optio
         max_answer_chars=settings.max_answer_chars,
         max_tokens=step_max_tokens(settings),
         roles=settings.llm_role_set(small_model=is_packaged_model(settings)),
-        context_budget=writer_context_tokens(settings),
+        context_budget=budget,
         citer=Citer(offline.verify),
         small_model=is_packaged_model(settings),
+        compact=compact,
         **options,
     )

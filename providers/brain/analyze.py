@@ -10,10 +10,17 @@ from core.schemas import Complexity, QueryAnalysis, QueryType, StrategyName
 from core.text import detect_language
 from providers import prompts
 from providers.brain.chat import Chat, messages, norm
+from providers.brain.roles import Analyze
 from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.profile import analyze
 
-__all__ = ["AnalysisReply", "LLMAnalyzer", "OfflineAnalyzer", "key_terms"]  # key_terms: the server's evidence
+__all__ = [
+    "AnalysisReply",
+    "CompactAnalysisReply",
+    "LLMAnalyzer",
+    "OfflineAnalyzer",
+    "key_terms",
+]  # key_terms: the server's evidence
 
 # Bounds of the analysis reply's JSON schema (maxItems / maxLength): a grammar-constrained server cannot
 # loop on sub-queries, and a reply that breaks them is invalid for any server.
@@ -40,6 +47,19 @@ class AnalysisReply(BaseModel):
     language: Language | None = Field(default=None, description="zh for a Chinese question, en otherwise")
 
 
+MAX_COMPACT_SUB_QUERIES = 3
+
+
+class CompactAnalysisReply(BaseModel):
+    """The part of an analysis that needs a model's judgement, with no free text: what a 2-core local
+    model can afford (about 40 generated tokens instead of 80; docs/benchmarks.md, issue 22)."""
+
+    query_type: QueryType = "factual"
+    complexity: Complexity = "simple"
+    sub_queries: list[_Query] = Field(default_factory=list, max_length=MAX_COMPACT_SUB_QUERIES)
+    recommended_strategy: StrategyName = "hybrid"
+
+
 class OfflineAnalyzer:
     """Deterministic zh/en rules (providers/offline_brain/analysis.py); the analysis carries the
     question's profile (providers/offline_brain/profile.py) for the offline judge and writer."""
@@ -49,10 +69,18 @@ class OfflineAnalyzer:
 
 
 class LLMAnalyzer:
-    def __init__(self, chat: Chat) -> None:
+    """The model's analysis. With ``compact`` (an offline analyzer) the model only classifies and
+    splits the question (``CompactAnalysisReply``); names, exact tokens, the language and the
+    question's profile come from ``compact``'s rules, which cost milliseconds instead of generated
+    tokens."""
+
+    def __init__(self, chat: Chat, compact: Analyze | None = None) -> None:
         self.chat = chat
+        self.compact = compact
 
     def __call__(self, question: str) -> QueryAnalysis:
+        if self.compact is not None:
+            return self._compact(question, self.compact)
         asked = messages(prompts.ANALYZE_SYSTEM, prompts.analyze_user(question))
         reply = self.chat.structured("analyze", AnalysisReply, asked)
         fields = reply.model_dump()
@@ -60,6 +88,13 @@ class LLMAnalyzer:
         # question "zh" is overruled (the reply was still invalid if it named no allowed value).
         fields["language"] = detect_language(question)
         return tidy_analysis(QueryAnalysis(**fields))
+
+    def _compact(self, question: str, rules: Analyze) -> QueryAnalysis:
+        asked = messages(prompts.ANALYZE_COMPACT_SYSTEM, prompts.analyze_user(question))
+        reply = self.chat.structured("analyze", CompactAnalysisReply, asked)
+        offline = rules(question)
+        reasoning = "compact model analysis; names, exact tokens and language by the offline rules"
+        return tidy_analysis(offline.model_copy(update={**reply.model_dump(), "reasoning": reasoning}))
 
 
 def tidy_analysis(analysis: QueryAnalysis) -> QueryAnalysis:

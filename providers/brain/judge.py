@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, field_validator
 
 from core.chunks import ScoredChunk
+from core.passages import MAX_PASSAGES, to_passages
 from core.schemas import ChunkJudgement, Passage, QueryAnalysis, RetrievalEvaluation, SuggestedAction
 from providers import prompts
 from providers.brain.answerability.gate import AnswerabilityGate
@@ -56,6 +57,15 @@ MAX_MISSING = 4
 _Missing = Annotated[str, Field(max_length=120)]
 
 
+def unit_score(value: Any) -> float:
+    """A relevance in [0, 1]: models sometimes score 0-10 or 0-100, whatever the prompt asked."""
+    score = float(value)
+    for scale in (10.0, 100.0):
+        if 1.0 < score <= scale:
+            return score / scale
+    return min(max(score, 0.0), 1.0)
+
+
 class _Judgement(BaseModel):
     n: int
     relevance: float = 0.0
@@ -64,12 +74,7 @@ class _Judgement(BaseModel):
     @field_validator("relevance", mode="before")
     @classmethod
     def _scale(cls, value: Any) -> float:
-        """Models sometimes score 0-10 or 0-100; bring it back to [0, 1]."""
-        score = float(value)
-        for scale in (10.0, 100.0):
-            if 1.0 < score <= scale:
-                return score / scale
-        return min(max(score, 0.0), 1.0)
+        return unit_score(value)
 
 
 class _JudgeReply(BaseModel):
@@ -82,6 +87,30 @@ class _JudgeReply(BaseModel):
     reasoning: str = Field(default="", max_length=2 * MAX_REASON_CHARS)
 
 
+MAX_COMPACT_MISSING = 2
+_CompactMissing = Annotated[str, Field(max_length=80)]
+
+
+class _CompactJudgeReply(BaseModel):
+    """The judge's verdict without free text: one 0-10 relevance per shown passage in order (a number
+    is one or two tokens; a reason is twenty), for a 2-core local model (issue 22)."""
+
+    relevance: list[int] = Field(default_factory=list, max_length=MAX_JUDGEMENTS)
+    is_sufficient: bool = False
+    missing_info: list[_CompactMissing] = Field(default_factory=list, max_length=MAX_COMPACT_MISSING)
+    suggested_action: SuggestedAction = "answer"
+
+    def full(self) -> _JudgeReply:
+        """The same verdict in the full reply's shape (relevance on 0-10 brought to [0, 1])."""
+        judgements = [_Judgement(n=n, relevance=unit_score(r / 10)) for n, r in enumerate(self.relevance, 1)]
+        return _JudgeReply(
+            judgements=judgements,
+            is_sufficient=self.is_sufficient,
+            missing_info=self.missing_info,
+            suggested_action=self.suggested_action,
+        )
+
+
 # The least a chunk shows the judge when a context budget is shared out (about one sentence).
 MIN_TOKENS_PER_CHUNK = 40
 
@@ -92,6 +121,9 @@ class LLMJudge:
     ``context_tokens`` (a small model's budget, the writer's) is shared evenly among the chunks and
     each shows its most relevant sentences within its share (the offline compressor's choice), so a
     2-core local model reads ~800 prompt tokens instead of ``tokens_per_chunk`` per chunk (issue 22).
+    ``compact`` asks for the reply without reasons (``_CompactJudgeReply``) about the writer's own
+    passages under the writer's system prompt (``writer_view``), so the writer's request that follows
+    shares the judge's prompt prefix (a llama.cpp server then skips re-reading it).
     """
 
     def __init__(
@@ -102,8 +134,10 @@ class LLMJudge:
         tokens_per_chunk: int = 300,
         context_tokens: int | None = None,
         meaning: Meaning | None = None,
+        compact: bool = False,
     ) -> None:
         self.chat = chat
+        self.compact = compact
         self.offline = offline
         self.tokens_per_chunk = tokens_per_chunk
         self.context_tokens = context_tokens
@@ -116,11 +150,32 @@ class LLMJudge:
         share = min(self.tokens_per_chunk, max(MIN_TOKENS_PER_CHUNK, self.context_tokens // len(chunks)))
         return [best_sentences(question, sc, share, self.meaning) for sc in chunks]
 
-    def __call__(
+    def writer_view(self, question: str, chunks: list[ScoredChunk]) -> list[Passage]:
+        """The passages the writer will read if every chunk is relevant: the compress node's numbering and
+        labels, the offline compressor's sentences within the writer's budget. A passage left with no
+        sentence is not shown (its chunk takes the offline view)."""
+        passages = to_passages(chunks[:MAX_PASSAGES])
+        budget = self.context_tokens or self.tokens_per_chunk * len(passages)
+        return compress_passages(question, passages, budget, meaning=self.meaning)
+
+    def _compact_reply(
         self, question: str, analysis: QueryAnalysis, chunks: list[ScoredChunk], tried: list[str]
-    ) -> RetrievalEvaluation:
-        if not chunks:
-            raise ModelGaveUp("no chunks to judge")
+    ) -> _JudgeReply:
+        """Relevance numbers for the writer's passages, renumbered to the chunks they came from."""
+        passages = self.writer_view(question, chunks)
+        asked = messages(
+            prompts.ANSWER_SYSTEM, prompts.judge_compact_user(question, passages, analysis.sub_queries, tried)
+        )
+        reply = self.chat.structured("judge", _CompactJudgeReply, asked).full()
+        numbers = [p.number for p in passages]
+        judgements = [
+            j.model_copy(update={"n": numbers[j.n - 1]}) for j in reply.judgements if j.n <= len(numbers)
+        ]
+        return reply.model_copy(update={"judgements": judgements})
+
+    def _full_reply(
+        self, question: str, analysis: QueryAnalysis, chunks: list[ScoredChunk], tried: list[str]
+    ) -> _JudgeReply:
         shown = self.shown(question, chunks)
         context = prompts.context_block(
             [
@@ -131,7 +186,15 @@ class LLMJudge:
         asked = messages(
             prompts.JUDGE_SYSTEM, prompts.judge_user(question, analysis.sub_queries, tried, context)
         )
-        reply = self.chat.structured("judge", _JudgeReply, asked)
+        return self.chat.structured("judge", _JudgeReply, asked)
+
+    def __call__(
+        self, question: str, analysis: QueryAnalysis, chunks: list[ScoredChunk], tried: list[str]
+    ) -> RetrievalEvaluation:
+        if not chunks:
+            raise ModelGaveUp("no chunks to judge")
+        ask = self._compact_reply if self.compact else self._full_reply
+        reply = ask(question, analysis, chunks, tried)
         by_number = {j.n: j for j in reply.judgements if 1 <= j.n <= len(chunks)}
         if not by_number:
             raise ModelGaveUp("judge returned no judgement for any passage")
