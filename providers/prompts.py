@@ -44,20 +44,19 @@ Reply with one JSON object only:
 - otherwise list what is missing and suggest retry_keyword (exact names or codes), retry_vector
   (paraphrased concepts), multi_hop (a part of a multi-part question) or rewrite"""
 
-# The compact replies (issue 22): what a 2-core local model can afford to generate (~8 tokens/s), so no
-# free text at all; names and exact tokens come from the offline rules instead (providers/brain/analyze.py).
-ANALYZE_COMPACT_SYSTEM = """You classify questions for a document search engine. Reply with one JSON object only:
-{"query_type": "factual", "complexity": "simple", "sub_queries": [], "recommended_strategy": "hybrid"}
-- query_type is one of factual, analytical, comparative, procedural; complexity one of simple, moderate,
-  complex; recommended_strategy one of vector, keyword, hybrid, multi_hop, global
-- a comparative or multi-part question: one short sub_query per part (at most 3), strategy multi_hop;
-  otherwise sub_queries stays empty
-- sub_queries follow the question's language (中文问题用中文子查询)
-- a request to summarise a whole document or the whole collection: global"""
+# The compact requests (issue 22), for small models on a 2-core machine, where every prompt token costs
+# ~50 ms and every generated one ~120 ms: replies with no free text (names and exact tokens come from the
+# offline rules, providers/brain/analyze.py), and every request under the writer's system prompt
+# (ANSWER_SYSTEM) with its task at the end, so consecutive requests share their first tokens and a
+# llama.cpp server (which keeps the previous request's processed tokens) evaluates only what differs.
+ANALYZE_COMPACT_TASK = """Do not answer yet. First classify the question for the search engine. Reply with one
+JSON object only: {"query_type": "factual", "complexity": "simple", "recommended_strategy": "hybrid"}
+- query_type: factual, analytical, comparative or procedural; complexity: simple, moderate or complex
+- recommended_strategy: keyword (exact codes, names, versions), vector (paraphrased concepts), hybrid,
+  multi_hop (several parts or a chain of facts) or global (summarise a whole document or collection)"""
 
-# The compact judge asks under the writer's system prompt, after the writer's own passages and question,
-# so the writer's request that follows repeats the judge's prompt up to the task line and a llama.cpp
-# server (which keeps the previous request's processed tokens) evaluates only what differs.
+# The compact judge asks about the writer's own passages and question, so the writer's request that
+# follows repeats the judge's prompt up to this task.
 JUDGE_COMPACT_TASK = """Do not answer yet. First judge the passages above. Reply with one JSON object only:
 {"relevance": [8, 1], "is_sufficient": true, "missing_info": [], "suggested_action": "answer"}
 - relevance: one integer per passage, in passage order, from 0 (unrelated) to 10 (directly answers)
@@ -92,6 +91,12 @@ CHECK_SUPPORT_SYSTEM = f"""You verify an answer against its sources. {DATA_NOT_I
 For each numbered answer sentence decide whether the passages it cites support it. A sentence without
 citations counts as supported only when it makes no factual claim (e.g. it says information is missing).
 Reply with one JSON object only, one flag per sentence in order: {{"supported": [true, false]}}"""
+
+# The compact support check shows the writer's passages (all of them) before its task: the writer's
+# prompt prefix again.
+CHECK_SUPPORT_COMPACT_TASK = """Do not answer. Check the answer sentences below against the passages above: a
+sentence is supported when the passages it cites state it; a sentence without citations only when it makes
+no factual claim. Reply with one JSON object only, one flag per sentence in order: {"supported": [true, false]}"""
 
 JSON_RETRY = "That reply could not be used ({error}). Reply again with the JSON object only, no other text."
 
@@ -129,6 +134,10 @@ def judge_user(question: str, sub_queries: Sequence[str], tried: Sequence[str], 
         parts.append("Queries tried:\n" + "\n".join(f"- {q}" for q in tried))
     parts.append(context)
     return "\n\n".join(parts)
+
+
+def analyze_compact_user(question: str) -> str:
+    return f"Question:\n{question}\n\n{ANALYZE_COMPACT_TASK}"
 
 
 def judge_compact_user(
@@ -180,5 +189,12 @@ def answer_user(question: str, passages: Sequence[Passage]) -> str:
 
 
 def check_support_user(sentences: Sequence[str], passages: Sequence[Passage]) -> str:
-    numbered = "\n".join(f"{i}. {s}" for i, s in enumerate(sentences, 1))
-    return f"{passages_block(passages)}\n\nAnswer sentences:\n{numbered}"
+    return f"{passages_block(passages)}\n\n{_numbered_sentences(sentences)}"
+
+
+def check_support_compact_user(sentences: Sequence[str], passages: Sequence[Passage]) -> str:
+    return f"{passages_block(passages)}\n\n{CHECK_SUPPORT_COMPACT_TASK}\n\n{_numbered_sentences(sentences)}"
+
+
+def _numbered_sentences(sentences: Sequence[str]) -> str:
+    return "Answer sentences:\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(sentences, 1))

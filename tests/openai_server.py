@@ -90,7 +90,6 @@ def malformed(text: str = "this is not JSON {") -> Action:
 
 STEP_BY_SYSTEM = {
     prompts.ANALYZE_SYSTEM: "analyze",
-    prompts.ANALYZE_COMPACT_SYSTEM: "analyze",
     prompts.JUDGE_SYSTEM: "judge",
     prompts.REWRITE_SYSTEM: "rewrite",
     prompts.CONTEXTUALIZE_SYSTEM: "contextualize",
@@ -109,16 +108,27 @@ def user_text(body: dict[str, Any]) -> str:
     return "\n".join(_text(m.get("content")) for m in body.get("messages", []) if m.get("role") == "user")
 
 
+# The compact requests all ask under the writer's system prompt; their task text tells them apart.
+STEP_BY_COMPACT_TASK = {
+    prompts.ANALYZE_COMPACT_TASK: "analyze",
+    prompts.JUDGE_COMPACT_TASK: "judge",
+    prompts.CHECK_SUPPORT_COMPACT_TASK: "check_support",
+}
+
+
 def step_of(body: dict[str, Any]) -> str | None:
-    """Which brain step a request belongs to, recognised by its system prompt (the compact judge, which
-    asks under the writer's system prompt, by its task at the end of the user message)."""
-    if is_compact_judge(body):
-        return "judge"
-    return STEP_BY_SYSTEM.get(system_text(body).strip())
+    """Which brain step a request belongs to, recognised by its system prompt or its compact task."""
+    return compact_step(body) or STEP_BY_SYSTEM.get(system_text(body).strip())
+
+
+def compact_step(body: dict[str, Any]) -> str | None:
+    """The step of a compact request (issue 22), or None for a request with its own system prompt."""
+    user = user_text(body)
+    return next((step for task, step in STEP_BY_COMPACT_TASK.items() if task in user), None)
 
 
 def is_compact_judge(body: dict[str, Any]) -> bool:
-    return user_text(body).rstrip().endswith(prompts.JUDGE_COMPACT_TASK)
+    return compact_step(body) == "judge"
 
 
 def _text(content: Any) -> str:

@@ -104,8 +104,11 @@ def llm_brain(
     name -> tokens); ``citer`` attaches citations to a model answer that lacks valid ones.
     ``small_model``: the judge, too, reads only ``context_budget`` tokens (each chunk's best sentences),
     and the writer's refusals are not trusted (the offline writer answers; ``LLMWriter``). ``compact``:
-    the analysis and the judge ask for replies without free text (names and exact tokens from
-    ``fallback``'s analyzer), a third of the generated tokens (issue 22).
+    the analysis and the judge ask for replies without free text (parts, names and exact tokens from
+    ``fallback``'s analyzer), and analysis, judge, writer and verifier ask under one system prompt
+    about the same passages, so each request repeats the previous one's first tokens and a llama.cpp
+    server reads only what differs; compression stays offline (the judge was shown the offline
+    compressor's sentences, which the writer must then read). Issue 22, docs/local-llm.md.
     """
     unknown = set(roles) - ALL_ROLES
     if unknown or not roles:
@@ -134,8 +137,10 @@ def llm_brain(
         "contextualize": LLMContextualizer(chat),
         "compress": LLMCompressor(chat),
         "write": LLMWriter(chat, answer_check, max_answer_chars, citer, trust_refusal=not small_model),
-        "verify": LLMVerifier(chat),
+        "verify": LLMVerifier(chat, compact=compact),
     }
+    if compact:  # the compact judge showed the offline compressor's sentences: the writer reads those
+        roles = roles - {"compress"}
     chosen = {
         role: WithFallback(ROLE_STEPS[role][0], primaries[role], getattr(fallback, role), log)
         if role in roles

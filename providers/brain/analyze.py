@@ -47,16 +47,13 @@ class AnalysisReply(BaseModel):
     language: Language | None = Field(default=None, description="zh for a Chinese question, en otherwise")
 
 
-MAX_COMPACT_SUB_QUERIES = 3
-
-
 class CompactAnalysisReply(BaseModel):
-    """The part of an analysis that needs a model's judgement, with no free text: what a 2-core local
-    model can afford (about 40 generated tokens instead of 80; docs/benchmarks.md, issue 22)."""
+    """The part of an analysis that needs a model's judgement, three choices and no free text: what a
+    2-core local model can afford (about 25 generated tokens instead of 80; the 1.5B model also wrote
+    answers, not searches, into sub-queries: docs/benchmarks.md, issue 22)."""
 
     query_type: QueryType = "factual"
     complexity: Complexity = "simple"
-    sub_queries: list[_Query] = Field(default_factory=list, max_length=MAX_COMPACT_SUB_QUERIES)
     recommended_strategy: StrategyName = "hybrid"
 
 
@@ -69,10 +66,10 @@ class OfflineAnalyzer:
 
 
 class LLMAnalyzer:
-    """The model's analysis. With ``compact`` (an offline analyzer) the model only classifies and
-    splits the question (``CompactAnalysisReply``); names, exact tokens, the language and the
-    question's profile come from ``compact``'s rules, which cost milliseconds instead of generated
-    tokens."""
+    """The model's analysis. With ``compact`` (an offline analyzer) the model only classifies the
+    question (``CompactAnalysisReply``, asked under the writer's system prompt so the server reuses
+    it); its parts, names, exact tokens, language and profile come from ``compact``'s rules, which
+    cost milliseconds instead of generated tokens."""
 
     def __init__(self, chat: Chat, compact: Analyze | None = None) -> None:
         self.chat = chat
@@ -90,10 +87,10 @@ class LLMAnalyzer:
         return tidy_analysis(QueryAnalysis(**fields))
 
     def _compact(self, question: str, rules: Analyze) -> QueryAnalysis:
-        asked = messages(prompts.ANALYZE_COMPACT_SYSTEM, prompts.analyze_user(question))
+        asked = messages(prompts.ANSWER_SYSTEM, prompts.analyze_compact_user(question))
         reply = self.chat.structured("analyze", CompactAnalysisReply, asked)
         offline = rules(question)
-        reasoning = "compact model analysis; names, exact tokens and language by the offline rules"
+        reasoning = "type, complexity and strategy by the model; parts, names and language by the rules"
         return tidy_analysis(offline.model_copy(update={**reply.model_dump(), "reasoning": reasoning}))
 
 

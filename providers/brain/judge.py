@@ -66,6 +66,16 @@ def unit_score(value: Any) -> float:
     return min(max(score, 0.0), 1.0)
 
 
+def relevance_scale(values: list[float]) -> float:
+    """What the model's numbers are out of: asked for 0-10 integers, small models also write 0-1
+    fractions or percentages; one scale for the whole list (a 1 among integers is 1 of 10)."""
+    if any(v > 10 for v in values):
+        return 100.0
+    if any(v > 1 for v in values) or all(float(v).is_integer() for v in values):
+        return 10.0
+    return 1.0
+
+
 class _Judgement(BaseModel):
     n: int
     relevance: float = 0.0
@@ -95,14 +105,17 @@ class _CompactJudgeReply(BaseModel):
     """The judge's verdict without free text: one 0-10 relevance per shown passage in order (a number
     is one or two tokens; a reason is twenty), for a 2-core local model (issue 22)."""
 
-    relevance: list[int] = Field(default_factory=list, max_length=MAX_JUDGEMENTS)
+    relevance: list[float] = Field(default_factory=list, max_length=MAX_JUDGEMENTS)
     is_sufficient: bool = False
     missing_info: list[_CompactMissing] = Field(default_factory=list, max_length=MAX_COMPACT_MISSING)
     suggested_action: SuggestedAction = "answer"
 
     def full(self) -> _JudgeReply:
         """The same verdict in the full reply's shape (relevance on 0-10 brought to [0, 1])."""
-        judgements = [_Judgement(n=n, relevance=unit_score(r / 10)) for n, r in enumerate(self.relevance, 1)]
+        scale = relevance_scale(self.relevance)
+        judgements = [
+            _Judgement(n=n, relevance=unit_score(r / scale)) for n, r in enumerate(self.relevance, 1)
+        ]
         return _JudgeReply(
             judgements=judgements,
             is_sufficient=self.is_sufficient,

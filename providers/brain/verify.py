@@ -33,16 +33,24 @@ class _SupportReply(BaseModel):
 
 
 class LLMVerifier:
-    def __init__(self, chat: Chat) -> None:
+    """The model flags each answer sentence. ``compact`` shows it all of the writer's passages under the
+    writer's system prompt, the task after them, so the request repeats the writer's prompt prefix (a
+    llama.cpp server then reads only the task and the sentences; issue 22)."""
+
+    def __init__(self, chat: Chat, compact: bool = False) -> None:
         self.chat = chat
+        self.compact = compact
 
     def __call__(self, answer: str, passages: list[Passage]) -> list[SentenceSupport]:
         sentences = split_sentences(answer)
         if not sentences:
             return []
-        cited = {n for s in sentences for n in parse_citations(s)}
-        relevant = [p for p in passages if p.number in cited] or passages
-        asked = messages(prompts.CHECK_SUPPORT_SYSTEM, prompts.check_support_user(sentences, relevant))
+        if self.compact:
+            asked = messages(prompts.ANSWER_SYSTEM, prompts.check_support_compact_user(sentences, passages))
+        else:
+            cited = {n for s in sentences for n in parse_citations(s)}
+            relevant = [p for p in passages if p.number in cited] or passages
+            asked = messages(prompts.CHECK_SUPPORT_SYSTEM, prompts.check_support_user(sentences, relevant))
 
         def expected_length(reply: _SupportReply) -> None:
             if len(reply.supported) != len(sentences):
