@@ -19,7 +19,9 @@ def compress(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     started = time.perf_counter()
     context = ctx(runtime)
     limit = min(MAX_PASSAGES, context.settings.top_k)
-    hits = select_evidence(state.get("reranked") or [], state.get("relevant_ids") or [], limit)
+    ranked = state.get("reranked") or []
+    relevant = [] if context.brain.rank_order_evidence else state.get("relevant_ids") or []
+    hits = select_evidence(ranked, relevant, limit)  # with no relevant ids: the top ``limit`` in rank order
     passages = to_passages(hits)
     before = sum(count_tokens(p.text) for p in passages)
     budget = context.brain.context_budget or context.settings.context_token_budget

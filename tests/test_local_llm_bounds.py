@@ -6,6 +6,8 @@ The same behaviours against the real local model: tests/test_local_llm.py.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from config import load_settings
@@ -24,12 +26,14 @@ from tests.graph_fixtures import graph_corpus
 from tests.openai_server import (
     capped,
     compact_step,
+    is_compact_judge,
     openai_server,
     plausible_reply,
     reply,
     reply_json,
     step_of,
     system_text,
+    user_text,
 )
 
 __all__ = ["openai_server"]  # the fixture is used by name
@@ -199,6 +203,28 @@ def test_a_packaged_small_model_gets_the_compact_analysis_and_judge_prompts_unle
     if expected:  # one system prompt for every request: each repeats the previous one's first tokens
         assert {system_text(body).strip() for body in openai_server.requests} == {prompts.ANSWER_SYSTEM}
         assert "compress" not in steps and "compress" not in context.brain.name
+
+
+@pytest.mark.parametrize("question", ["混合检索用什么算法合并结果？", "What does error code E-4711 mean?"])
+def test_after_a_compact_judge_the_writers_request_repeats_the_judges_prompt(
+    context_for, openai_server, question
+):
+    """Issue 22: the writer reads the passages the judge was shown, in the same order, even when the judge
+    finds the top passage irrelevant, so a llama.cpp server reads only the writer's last line."""
+
+    def top_passage_irrelevant(body):
+        if is_compact_judge(body):
+            shown = len(re.findall(r"^\[(\d+)\] ", user_text(body), re.M))
+            return reply_json({"relevance": [1] + [9] * (shown - 1), "is_sufficient": True})
+        return plausible_reply(body)
+
+    openai_server.responder = top_passage_irrelevant
+    context = context_for(openai_server.base_url, llm_model="qwen2.5-coder-1.5b", llm_roles="all")
+    ask(build_graph(), question, context=context)
+    [judged] = [body for body in openai_server.requests if is_compact_judge(body)]
+    [written] = [body for body in openai_server.requests if step_of(body) == "answer"]
+    assert user_text(judged).startswith(user_text(written) + "\n\n")
+    assert user_text(written).count("\n[") >= 2  # several passages, the irrelevant first one kept in place
 
 
 def test_the_writer_of_a_packaged_small_model_reads_a_smaller_context(context_for, openai_server):

@@ -155,6 +155,7 @@ def llm_brain(
         name=f"llm:{name or model_name(model)}{shown}",
         calls=log,
         context_budget=context_budget,
+        rank_order_evidence=compact and "judge" in roles,
         **chosen,
         write_sql=WithFallback("sql", LLMSqlWriter(chat), no_sql, log),
         choose_api=WithFallback("api", LLMApiChooser(chat), no_api_calls, log),

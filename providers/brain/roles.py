@@ -78,6 +78,10 @@ class Brain:
     calls: CallLog = field(default_factory=CallLog)
     # Passage tokens the writer reads (None: the context_token_budget setting); a small model's is smaller.
     context_budget: int | None = None
+    # The writer reads the passages in rank order, exactly as the (compact) judge was shown them, rather
+    # than the judged-relevant ones first: its request then repeats the judge's prompt and a llama.cpp
+    # server reuses the tokens it processed (issue 22; nodes/compress.py).
+    rank_order_evidence: bool = False
     # The routes beyond passages (issue 26): a model's SQL for (question, schema, dialect) and its calls
     # of configured HTTP APIs; None (offline) leaves both to the rules in nodes/retrieve_sql.py, nodes/call_api.py.
     write_sql: Callable[[str, str, str], SqlQuery | None] | None = None
