@@ -111,7 +111,7 @@ class _CompactJudgeReply(BaseModel):
     suggested_action: SuggestedAction = "answer"
 
     def full(self) -> _JudgeReply:
-        """The same verdict in the full reply's shape (relevance on 0-10 brought to [0, 1])."""
+        """The same verdict in the full reply's shape, relevance brought to [0, 1] on its scale."""
         scale = relevance_scale(self.relevance)
         judgements = [
             _Judgement(n=n, relevance=unit_score(r / scale)) for n, r in enumerate(self.relevance, 1)
