@@ -120,6 +120,20 @@ class TestTables:
                     assert len(words) < 3 or words[0] in allowed, f"{path.name}:{node.lineno} {words[:4]}"
 
 
+class TestWording:
+    def test_the_writers_wording_is_what_the_support_check_skips(self):
+        """The writer's insufficient answer and its notes are data (answer.insufficient, answer.rivals);
+        the support check reads the same openings (support.not_a_claim_re, support.lead_re): no claim."""
+        zh, en, _any = lexicon().tables("answer")
+        support = lexicon().tables("support")[2]
+        for wording in (zh.insufficient, en.insufficient):
+            assert support.not_a_claim_re.match(wording["unknown"])
+            assert support.not_a_claim_re.match(wording["lacks"].format(what="x"))
+            assert support.lead_re.match(wording["closest"].format(head="", closest="").strip())
+        for wording in (zh.rivals, en.rivals):
+            assert support.lead_re.match(wording["note"].format(items="").strip())
+
+
 class TestCutOffs:
     @pytest.mark.parametrize(
         ("question", "complexity"),

@@ -16,15 +16,17 @@ from providers.meaning import Meaning
 from providers.offline_brain.analysis import key_terms
 from providers.tokens import count_tokens, truncate_to_tokens
 
-__all__ = ["compress_passages", "coverage", "parse_citations", "split_sentences"]
+__all__ = ["compress_passages", "coverage", "found_share", "parse_citations", "split_sentences"]
 
 
 def coverage(terms: list[str], text: str) -> float:
     """Share of the terms that occur among the text's terms."""
-    if not terms:
-        return 0.0
-    present = set(key_terms(text))
-    return sum(1 for t in terms if t in present) / len(terms)
+    return found_share(terms, set(key_terms(text))) if terms else 0.0
+
+
+def found_share(terms: list[str], found: set[str]) -> float:
+    """Share of the terms that are among ``found`` (0 without terms)."""
+    return sum(1 for t in terms if t in found) / len(terms) if terms else 0.0
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ _ZH, _EN, _ANY = lexicon().tables("facts")
 _NAME_SHAPE = NameShape.from_dict(_EN.name_shape)
 
 _KINDS = ("number", "date", "name", "place", "value")  # the kinds of fact a question can ask for
+FACT_KINDS = frozenset({"number", "date", "name", "place"})  # kinds whose facts can be read off a sentence
 # the cues for each kind, and for a role someone holds ("市长", "coach"): data/{zh,en}.json asks_for_*
 
 
@@ -74,6 +75,18 @@ def facts(sentence: str, kind: str, question: str) -> dict[str, float]:
     """Facts of ``kind`` the sentence states and the question does not: normalised key -> weight
     (a date's precision; 1.0 otherwise)."""
     return {key: weight for key, (weight, _) in stated_facts(sentence, kind, question).items()}
+
+
+def asked_facts(
+    sentence: str, kinds: set[str], question: str, written: bool = False
+) -> dict[str, float] | dict[str, str]:
+    """The facts of every asked kind that can be read off a sentence (``FACT_KINDS``) it states:
+    normalised key -> weight (as :func:`facts`), or -> as written in the sentence (``written``)."""
+    out: dict = {}
+    for kind in kinds & FACT_KINDS:
+        found = stated_facts(sentence, kind, question).items()
+        out.update({key: surface if written else weight for key, (weight, surface) in found})
+    return out
 
 
 def stated_facts(sentence: str, kind: str, question: str) -> dict[str, tuple[float, str]]:
