@@ -7,6 +7,7 @@ an English passage keeps the sentences that answer a Chinese question). The answ
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 
@@ -118,6 +119,6 @@ def compress_passages(
     return out
 
 
-def _distance(sentence: _Scored, kept: set[tuple[int, int]]) -> int:
+def _distance(sentence: _Scored, kept: set[tuple[int, int]]) -> float:
     positions = [pos for index, pos in kept if index == sentence.passage_index]
-    return min((abs(sentence.position - pos) for pos in positions), default=1_000)
+    return min((abs(sentence.position - pos) for pos in positions), default=math.inf)

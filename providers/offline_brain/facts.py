@@ -166,8 +166,9 @@ def _dates(text: str) -> dict[str, tuple[float, str]]:
                 continue
             taken.append(m.span())
             parts = m.groupdict()
+            named = (parts.get("m") or "").lower()  # "Sept." is month 9: the first name it opens with
             month = parts.get("mm") or (
-                str(_EN.months.index(parts["m"][:3].lower()) + 1) if parts.get("m") else None
+                str(next(i for i, m in enumerate(_EN.months, 1) if named.startswith(m))) if named else None
             )
             day = re.sub(r"\D", "", parts.get("d") or "") or None
             _add_date(found, parts["y"], month, day, m.group(0))
@@ -191,7 +192,8 @@ def _add_date(
 
 
 # parts of a date or a clock time are not amounts: "Oct 23, 2019, 6:30 p.m." states no number 23 or 6
-_NOT_AMOUNTS = [*_EN.dates[:4], *_EN.not_amounts]
+# (every date pattern but the last, the bare year: "2015 people" is a number)
+_NOT_AMOUNTS = [*_EN.dates[:-1], *_EN.not_amounts]
 
 
 def _numbers(text: str) -> dict[str, tuple[float, str]]:
