@@ -32,7 +32,8 @@ from crosslang_docs import QUESTIONS, gold_id  # noqa: E402
 from core.schemas import Passage  # noqa: E402
 from evaluators.metrics import answer_has_gold  # noqa: E402
 from providers.meaning import Meaning  # noqa: E402
-from providers.offline_brain.answer import LEAD_RE, extractive_answer  # noqa: E402
+from providers.offline_brain.answer import extractive_answer  # noqa: E402
+from providers.offline_brain.lexicon import lexicon  # noqa: E402
 from providers.offline_brain.weights import BrainParams  # noqa: E402
 
 LABELS = ("以下引自", "Quoted from")
@@ -88,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
             single = not any(label in answer for label in LABELS)
             one += single
             if any(row is r for r, _ in neutral):
-                gold += bool(answer_has_gold(LEAD_RE.sub("", answer), row["answers"]))
+                gold += bool(
+                    answer_has_gold(lexicon().tables("support")[2].lead_re.sub("", answer), row["answers"])
+                )
             if args.show:
                 print(f"  [{row['id']}] {'one' if single else 'MIXED'} {answer[:160]!r}")
         shown = "current" if value is None else f"reader_copy={value}"

@@ -120,6 +120,20 @@ class TestTables:
                     assert len(words) < 3 or words[0] in allowed, f"{path.name}:{node.lineno} {words[:4]}"
 
 
+class TestWording:
+    def test_the_writers_wording_is_what_the_support_check_skips(self):
+        """The writer's insufficient answer and its notes are data (answer.insufficient, answer.rivals);
+        the support check reads the same openings (support.not_a_claim_re, support.lead_re): no claim."""
+        zh, en, _any = lexicon().tables("answer")
+        support = lexicon().tables("support")[2]
+        for wording in (zh.insufficient, en.insufficient):
+            assert support.not_a_claim_re.match(wording["unknown"])
+            assert support.not_a_claim_re.match(wording["lacks"].format(what="x"))
+            assert support.lead_re.match(wording["closest"].format(head="", closest="").strip())
+        for wording in (zh.rivals, en.rivals):
+            assert support.lead_re.match(wording["note"].format(items="").strip())
+
+
 class TestCutOffs:
     @pytest.mark.parametrize(
         ("question", "complexity"),
@@ -151,3 +165,84 @@ class TestCutOffs:
         assert varied.limits.analysis["some_words"] == 30 and params().limits.analysis["some_words"] == 14
         with pytest.raises(KeyError):
             params().with_value("limits.analysis.no_such_limit", 3)
+
+
+# Numbers an offline-brain logic file may write, each with why it is structure rather than a setting
+# (issue 20: "no tuned numeric constant stays in offline-brain code"). Everything else lives in
+# data/weights.json (``params()``): a fitted weight, a selection limit or a rule's cut-off.
+STRUCTURAL_NUMBERS = {
+    0: "nothing, the first index, the bottom of a [0, 1] scale",
+    1: "one, the next or previous index (-1: the last), the top of a [0, 1] scale",
+    2: "a pair: two parts make a comparison, two characters a Chinese word; a row tuple's third field",
+    0.5: "the midpoint of a [0, 1] scale: half from one signal, half from the other",
+    10: "the decimal base: a Chinese numeral below ten is a digit, 十 and 百 multiply",
+    1e-12: "a float tolerance: scores closer than this are equal",
+}
+# Numbers allowed by where they stand, not by value.
+ALLOWED_PLACES = {
+    "round": "the digits a figure is shown with (round(x, n)), not what it decides",
+    "lru_cache": "a cache's size (maxsize=n): memory, not behaviour",
+}
+# A public function's default for a setting the runtime always passes (config.py names its default).
+ALLOWED_DEFAULTS = {
+    ("check_answer_support", "threshold"): "settings.support_threshold is passed (providers/brain)",
+}
+
+
+def _literals_not_allowed(source: str) -> list[tuple[int, object]]:
+    """(line, value) of every int/float literal of ``source`` that is neither structural nor in an
+    allowed place."""
+    import ast
+
+    tree = ast.parse(source)
+    allowed: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            called = getattr(node.func, "id", getattr(node.func, "attr", ""))
+            if called == "round" and len(node.args) > 1:
+                allowed.add(id(node.args[1]))
+            if called == "lru_cache":
+                allowed.update(id(k.value) for k in node.keywords if k.arg == "maxsize")
+        if isinstance(node, ast.FunctionDef):
+            positional = node.args.posonlyargs + node.args.args
+            pairs = zip(
+                positional[len(positional) - len(node.args.defaults) :], node.args.defaults, strict=True
+            )
+            pairs = [*pairs, *zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True)]
+            allowed.update(
+                id(d) for a, d in pairs if d is not None and (node.name, a.arg) in ALLOWED_DEFAULTS
+            )
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and type(node.value) in (int, float)
+        and node.value not in STRUCTURAL_NUMBERS
+        and id(node) not in allowed
+    ]
+
+
+class TestNoTunedNumber:
+    def test_no_tuned_number_left_in_the_logic(self):
+        """Every int/float literal in providers/offline_brain/*.py is structural (``STRUCTURAL_NUMBERS``,
+        each with its reason) or stands where a number decides nothing (``ALLOWED_PLACES``,
+        ``ALLOWED_DEFAULTS``); a cut-off, weight or window belongs in data/weights.json."""
+        from pathlib import Path
+
+        found = {
+            f"{path.name}:{line}": value
+            for path in sorted(Path(DATA).parent.glob("*.py"))
+            for line, value in _literals_not_allowed(path.read_text(encoding="utf-8"))
+        }
+        assert not found, f"tuned numbers in logic files (move them to data/weights.json): {found}"
+
+    def test_the_check_catches_a_window_and_allows_structure(self):
+        source = (
+            "from functools import lru_cache\n"
+            "@lru_cache(maxsize=4096)\n"
+            "def f(text, threshold=0.6):\n"
+            "    return round(len(text[:300]) / 2, 3) >= 0.5 and text[-1]\n"
+            "def check_answer_support(answer, threshold=0.6):\n"
+            "    return threshold\n"
+        )
+        assert _literals_not_allowed(source) == [(3, 0.6), (4, 300)]

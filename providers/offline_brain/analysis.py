@@ -113,9 +113,10 @@ def quoted_phrases(question: str) -> list[str]:
 
 def _is_code_like(token: str) -> bool:
     """Codes, versions, error numbers, snake_case/kebab identifiers with caps or digits, API symbol names."""
+    lim = params().limits.analysis
     if re.fullmatch(r"\d+", token):
-        value = int(token)
-        return len(token) >= 3 and not (1000 <= value <= 2100)
+        value, (earliest, latest) = int(token), lim["year_range"]
+        return len(token) >= lim["code_digits"] and not (earliest <= value <= latest)
     if re.search(r"\d", token):
         return not re.fullmatch(r"(?:top|v)?\d", token, re.IGNORECASE)
     if "_" in token or "." in token or "/" in token:
@@ -123,7 +124,7 @@ def _is_code_like(token: str) -> bool:
     if "-" in token:
         return any(c.isupper() for c in token)
     humps = re.findall(r"[A-Z][a-z]+", token)
-    return len(humps) >= 3 or bool(re.fullmatch(r"[a-z]+[A-Z]\w*", token))
+    return len(humps) >= lim["camel_humps"] or bool(re.fullmatch(r"[a-z]+[A-Z]\w*", token))
 
 
 def exact_terms(question: str) -> list[str]:
@@ -229,7 +230,7 @@ def recommend_strategy(
     if len(sub_queries) >= 2:
         return "multi_hop", "bridge relation" if bridge else f"{len(sub_queries)} sub-queries"
     if exact:
-        return "keyword", f"exact terms {', '.join(exact[:3])}"
+        return "keyword", f"exact terms {', '.join(exact[: params().limits.analysis['reason_terms']])}"
     if _ANY.vague.search(question):
         return "vector", "vague wording"
     if query_type == "analytical":

@@ -22,7 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from core.cues import instruction_sentences, introduces_block, is_instruction
+from core.blocks import BlockShape, bounded_block, introduced_block
+from core.cues import instruction_sentences, is_instruction
 from core.schemas import DraftAnswer, Passage, strip_bridge
 from core.text import contains_cjk
 from providers.meaning import Meaning
@@ -35,8 +36,8 @@ from providers.offline_brain.answer_language import (
     sentence_language,
     source_label,
 )
-from providers.offline_brain.extractive import split_sentences
-from providers.offline_brain.facts import compatible, facts, is_date_key, split_dateline, stated_facts
+from providers.offline_brain.extractive import found_share, split_sentences
+from providers.offline_brain.facts import asked_facts, compatible, is_date_key, split_dateline
 from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.profile import QuestionProfile, as_profile
 from providers.offline_brain.weights import BrainParams, Selection, params
@@ -45,15 +46,9 @@ from providers.offline_brain.words import missing_words
 _ZH, _EN, _ANY = lexicon().tables("answer")
 
 
-FACT_KINDS = f.FACT_KINDS
-# What the writer adds around copied sentences; verification strips or skips these (no claim in them).
-LEAD_RE = _ANY.lead_re
-NOT_A_CLAIM_RE = _ANY.not_a_claim_re
-
-
 # ---- what is not an answer sentence ---------------------------------------------------------------
 
-_SHELL = re.compile(rf"^\s*(?:\$ |>>> |```|(?:{lexicon().alternation('shell_commands', 'any')})\s)")
+_COMMAND_LINE = re.compile(rf"^\s*(?:\$ |>>> |(?:{lexicon().alternation('shell_commands', 'any')})\s)")
 
 
 def is_prose(sentence: str) -> bool:
@@ -61,7 +56,7 @@ def is_prose(sentence: str) -> bool:
     text = sentence.strip()
     if not text or _ANY.table_row.match(text) or _ANY.link_definition.match(text) or _ANY.heading.match(text):
         return False
-    if _SHELL.match(text) or text.startswith(("    ", "\t")):
+    if _COMMAND_LINE.match(text) or text.startswith("```"):  # a command, or a fence opening a block
         return False
     body, lim = _ANY.list_mark.sub("", text), params().limits.answer
     if len(_ANY.code_chars.findall(body)) > max(lim["code_chars"], len(body) // lim["chars_per_code_char"]):
@@ -149,12 +144,12 @@ def candidates(
         signals.append(signal)
         match = weights.writer.score({k: v for k, v in signal.items()})
         scored.append((match, f.on_question(cover, sim, weights.judge.semantic_match)))
-    stated = [_stated(r[2], kinds, profile.text) for r in rows]
+    stated = [asked_facts(r[2], kinds, profile.text) for r in rows]
     elsewhere = [f.other_edition(body, profile) for body in bodies]
     # a vote is what the sentence itself says about this occurrence of the event: not the date the page
     # was written, not a sentence about another year's (or season's) event
     votes = [
-        {} if away else _stated(body, kinds, profile.text)
+        {} if away else asked_facts(body, kinds, profile.text)
         for body, away in zip(bodies, elsewhere, strict=True)
     ]
     # translated pages state a fact in both languages: the reader's own copy is the one to quote
@@ -187,7 +182,8 @@ def candidates(
             "heading_meaning": f.meaning(heading_sims[p_index]) if passages[p_index].heading else 0.0,
         }
         score = weights.writer.score(signal) if topical else 0.0
-        shown = _surfaces(sentence, kinds, profile.text)  # with the snippet's date: copies differ there too
+        # with the snippet's date: copies differ there too
+        shown = asked_facts(sentence, kinds, profile.text, written=True)
         out.append(Candidate(p_index, position, sentence, score, topical, shown, signal))
     return out
 
@@ -221,21 +217,6 @@ def contested(
         bool(topical) and any(key in rivals for key in said)
         for said, (_, topical) in zip(votes, scored, strict=True)
     ]
-
-
-def _surfaces(sentence: str, kinds: set[str], question: str) -> dict[str, str]:
-    """The facts of the asked kinds the sentence states: normalised key -> as written."""
-    shown: dict[str, str] = {}
-    for kind in kinds & FACT_KINDS:
-        shown.update({key: surface for key, (_, surface) in stated_facts(sentence, kind, question).items()})
-    return shown
-
-
-def _stated(sentence: str, kinds: set[str], question: str) -> dict[str, float]:
-    said: dict[str, float] = {}
-    for kind in kinds & FACT_KINDS:
-        said.update(facts(sentence, kind, question))
-    return said
 
 
 def refers_back(sentence: str) -> bool:
@@ -281,9 +262,6 @@ def _in_passage(item: Candidate, pool: list[Candidate], offset: int) -> Candidat
     return next((c for c in pool if _place(c) == (item.passage_index, item.position + offset)), None)
 
 
-_READER_DATE = _ANY.reader_date
-
-
 def _date_precision(key: str) -> int:
     return sum(part != "?" for part in key.split("-"))
 
@@ -306,8 +284,8 @@ def _fuller_first(pool: list[Candidate], language: str, close_to_best: float) ->
             )
             readable = (
                 key == mine
-                and _READER_DATE[language].search(surface)
-                and not _READER_DATE[language].search(written)
+                and _ANY.reader_date[language].search(surface)
+                and not _ANY.reader_date[language].search(written)
             )
             if fuller or readable:
                 return True
@@ -370,81 +348,20 @@ def choose(
 
 # ---- introduced blocks ----------------------------------------------------------------------------
 
-_FENCE_OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,})")
-_COMMAND_LINE = re.compile(rf"^\s*(?:\$ |>>> |(?:{lexicon().alternation('shell_commands', 'any')})\s)")
 
-
-def introduced_block(sentence: str, passage: Passage, limits: Selection) -> str:
-    """The code block, command or table right after ``sentence`` in its passage when the sentence
-    introduces it ("…as follows:", "运行以下命令："), at most ``limits.block_lines`` lines and
-    ``limits.block_chars`` characters (a longer block is cut at a line and marked "…"); "" otherwise."""
-    if not limits.block_lines or not introduces_block(sentence):
-        return ""
-    text = passage.text
-    fragment = sentence.rstrip("。.:：")[-40:]
-    at = text.find(fragment)
-    if at < 0:
-        return ""
-    after = text[at + len(fragment) :].lstrip("。.:： \t")
-    if not after.startswith(("```", "~~~")):  # the block starts on a line of its own, or the fence follows
-        after = after[after.find("\n") + 1 :].lstrip("\n") if "\n" in after else ""
-    lines = after.split("\n")
-    if not lines or not lines[0].strip():
-        return ""
-    fence = _FENCE_OPEN.match(lines[0])
-    if fence:
-        body = []
-        for line in lines[1:]:
-            if line.strip().startswith(fence.group(1)):
-                break
-            body.append(line)
-        opening, closing = lines[0].strip(), fence.group(1)
-    elif _ANY.table_row.match(lines[0]) or _COMMAND_LINE.match(lines[0]):
-        kind = _ANY.table_row if _ANY.table_row.match(lines[0]) else _COMMAND_LINE
-        body = [line for line in _while(lines, lambda x: bool(x.strip()) and bool(kind.match(x)))]
-        opening, closing = ("```", "```") if kind is _COMMAND_LINE else ("", "")
-    else:
-        return ""
-    kept = _bounded_lines(body, limits)
-    if not kept:
-        return ""
-    return "\n".join([opening, *kept, closing] if opening else kept)
-
-
-def _bounded_lines(body: list[str], limits: Selection) -> list[str]:
-    """The block's lines dedented, at most ``block_lines`` lines / ``block_chars`` characters (then "…")."""
-    indent = min((len(x) - len(x.lstrip()) for x in body if x.strip()), default=0)
-    kept: list[str] = []
-    for line in (x[indent:].rstrip() for x in body):
-        if len(kept) >= limits.block_lines or sum(len(x) + 1 for x in kept) + len(line) > limits.block_chars:
-            kept.append("…")
-            break
-        kept.append(line)
-    while kept and not kept[-1].strip():
-        kept.pop()
-    return kept if any(x.strip() and x != "…" for x in kept) else []
-
-
-def bounded_block(block: str, limits: Selection) -> str:
-    """A fenced block as an answer shows it: its fences around at most the bounded lines."""
-    lines = block.strip().split("\n")
-    closing = lines[-1].strip() if len(lines) > 1 and _FENCE_OPEN.match(lines[-1]) else lines[0].strip()[:3]
-    body = lines[1:-1] if len(lines) > 1 and _FENCE_OPEN.match(lines[-1]) else lines[1:]
-    return "\n".join([lines[0].strip(), *_bounded_lines(body, limits), closing])
-
-
-def _while(lines: list[str], keep) -> list[str]:  # type: ignore[no-untyped-def]
-    out = []
-    for line in lines:
-        if not keep(line):
-            break
-        out.append(line)
-    return out
+def block_shape(limits: Selection) -> BlockShape:
+    """What the writer reads as a block's lines (``core.blocks``): its table rows and command lines, and
+    how much of a block an answer shows (``limits``; the anchor: ``limits.answer["anchor_chars"]``)."""
+    anchor = params().limits.answer["anchor_chars"]
+    return BlockShape(_ANY.table_row, _COMMAND_LINE, limits.block_lines, limits.block_chars, anchor)
 
 
 def with_blocks(items: list[Candidate], passages: list[Passage], limits: Selection) -> list[Candidate]:
     """Each chosen sentence that introduces a code block, command or table carries it (``introduced_block``)."""
-    return [replace(c, block=introduced_block(c.sentence, passages[c.passage_index], limits)) for c in items]
+    shape = block_shape(limits)
+    return [
+        replace(c, block=introduced_block(c.sentence, passages[c.passage_index].text, shape)) for c in items
+    ]
 
 
 # ---- writing --------------------------------------------------------------------------------------
@@ -469,9 +386,9 @@ def _cite(
         previous = language
         marker = f"[{passages[item.passage_index].number}]"
         end = re.search(r"[。！？；.!?;]$", sentence)
-        cjk = contains_cjk(sentence[-3:])
+        cjk = contains_cjk(sentence[-params().limits.answer["tail_chars"] :])
         if sentence.startswith(("```", "~~~")):  # a block asked for itself: shown bounded, then cited
-            parts.append(f"{bounded_block(sentence, limits)}\n\n{marker}\n\n")
+            parts.append(f"{bounded_block(sentence, block_shape(limits))}\n\n{marker}\n\n")
         elif item.block:  # "…as follows [1]:" and the block itself, on lines of its own
             lead = sentence.rstrip(":：")
             colon = sentence[len(lead) :] or ("：" if cjk else ":")
@@ -510,11 +427,9 @@ def _rivals_note(
     for p_index, surface in sorted(found, key=lambda pair: -len(pair[1])):  # 克里斯托弗·诺兰, not 诺兰
         if len(named) < most and surface not in said and not any(surface in s for s in named):
             named[surface] = passages[p_index].number
-    if not named:
-        return ""
-    if language == "zh":
-        return "另有资料作" + "、".join(f"“{s}”[{n}]" for s, n in named.items()) + "。"
-    return " Another source says " + ", ".join(f'"{s}" [{n}]' for s, n in named.items()) + "."
+    wording = _ZH.rivals if language == "zh" else _EN.rivals
+    listed = wording["joiner"].join(wording["item"].format(said=s, n=n) for s, n in named.items())
+    return wording["note"].format(items=listed) if named else ""
 
 
 def extractive_answer(
@@ -536,11 +451,8 @@ def extractive_answer(
         weights.selection.max_rivals,
     )
     picked = with_blocks(choose(profile, passages, meaning, weights), passages, weights.selection)
-    evidence_terms: set[str] = set()
-    for passage in passages:
-        evidence_terms |= set(key_terms(f"{passage.heading} {passage.text}"))
-    terms = profile.terms
-    covered = sum(1 for t in terms if t in evidence_terms) / len(terms) if terms else 1.0
+    evidence_terms = set().union(*(key_terms(f"{p.heading} {p.text}") for p in passages))
+    covered = found_share(profile.terms, evidence_terms) if profile.terms else 1.0
     # on the question at all: any sentence of the evidence (vectors are cached), not only the chosen ones
     pool = candidates(profile, passages, meaning, weights)
     best_match = max((c.match for c in pool), default=0.0)
@@ -553,18 +465,7 @@ def extractive_answer(
         return DraftAnswer(answer=_cite(picked, passages, language, weights.selection) + note)
     missing = missing_words(profile.text, evidence_terms) if covered < threshold else []
     closest = _cite(picked[:1], passages) if picked else ""
-    if language == "zh":
-        what = "、".join(missing)
-        head = (
-            f"根据现有资料无法确定答案：资料中没有提到“{what}”。" if missing else "根据现有资料无法确定答案。"
-        )
-        text = f"{head}最接近的内容：{closest}" if closest else head
-    else:
-        what = ", ".join(missing)
-        head = (
-            f"This cannot be determined from the documents: they do not mention {what}."
-            if missing
-            else "This cannot be determined from the documents."
-        )
-        text = f"{head} The closest they come: {closest}" if closest else head
+    wording = _ZH.insufficient if language == "zh" else _EN.insufficient
+    head = wording["lacks"].format(what=wording["joiner"].join(missing)) if missing else wording["unknown"]
+    text = wording["closest"].format(head=head, closest=closest) if closest else head
     return DraftAnswer(answer=text, insufficient=True, missing=missing)

@@ -81,10 +81,11 @@ def quantities(sentence: str) -> list[Quantity]:
             continue
         number = float(match.group("number").replace(",", ""))
         after = sentence[match.end() : match.end() + params().limits.compute_values["unit_chars"]]
+        earliest, latest = params().limits.compute_values["year_range"]
         if (
             number.is_integer()
             and "," not in match.group("number")  # 1,200 is a count, 1200 may be a year
-            and 1000 <= number <= 2999
+            and earliest <= number <= latest
             and not match.group("scale")
             and not _UNIT_AFTER.match(after)
         ):

@@ -7,6 +7,7 @@ an English passage keeps the sentences that answer a Chinese question). The answ
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 
@@ -16,15 +17,17 @@ from providers.meaning import Meaning
 from providers.offline_brain.analysis import key_terms
 from providers.tokens import count_tokens, truncate_to_tokens
 
-__all__ = ["compress_passages", "coverage", "parse_citations", "split_sentences"]
+__all__ = ["compress_passages", "coverage", "found_share", "parse_citations", "split_sentences"]
 
 
 def coverage(terms: list[str], text: str) -> float:
     """Share of the terms that occur among the text's terms."""
-    if not terms:
-        return 0.0
-    present = set(key_terms(text))
-    return sum(1 for t in terms if t in present) / len(terms)
+    return found_share(terms, set(key_terms(text))) if terms else 0.0
+
+
+def found_share(terms: list[str], found: set[str]) -> float:
+    """Share of the terms that are among ``found`` (0 without terms)."""
+    return sum(1 for t in terms if t in found) / len(terms) if terms else 0.0
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,6 @@ def compress_passages(
     return out
 
 
-def _distance(sentence: _Scored, kept: set[tuple[int, int]]) -> int:
+def _distance(sentence: _Scored, kept: set[tuple[int, int]]) -> float:
     positions = [pos for index, pos in kept if index == sentence.passage_index]
-    return min((abs(sentence.position - pos) for pos in positions), default=1_000)
+    return min((abs(sentence.position - pos) for pos in positions), default=math.inf)

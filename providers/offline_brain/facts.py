@@ -24,6 +24,7 @@ _ZH, _EN, _ANY = lexicon().tables("facts")
 _NAME_SHAPE = NameShape.from_dict(_EN.name_shape)
 
 _KINDS = ("number", "date", "name", "place", "value")  # the kinds of fact a question can ask for
+FACT_KINDS = frozenset({"number", "date", "name", "place"})  # kinds whose facts can be read off a sentence
 # the cues for each kind, and for a role someone holds ("市长", "coach"): data/{zh,en}.json asks_for_*
 
 
@@ -74,6 +75,18 @@ def facts(sentence: str, kind: str, question: str) -> dict[str, float]:
     """Facts of ``kind`` the sentence states and the question does not: normalised key -> weight
     (a date's precision; 1.0 otherwise)."""
     return {key: weight for key, (weight, _) in stated_facts(sentence, kind, question).items()}
+
+
+def asked_facts(
+    sentence: str, kinds: set[str], question: str, written: bool = False
+) -> dict[str, float] | dict[str, str]:
+    """The facts of every asked kind that can be read off a sentence (``FACT_KINDS``) it states:
+    normalised key -> weight (as :func:`facts`), or -> as written in the sentence (``written``)."""
+    out: dict = {}
+    for kind in kinds & FACT_KINDS:
+        found = stated_facts(sentence, kind, question).items()
+        out.update({key: surface if written else weight for key, (weight, surface) in found})
+    return out
 
 
 def stated_facts(sentence: str, kind: str, question: str) -> dict[str, tuple[float, str]]:
@@ -153,8 +166,9 @@ def _dates(text: str) -> dict[str, tuple[float, str]]:
                 continue
             taken.append(m.span())
             parts = m.groupdict()
+            named = (parts.get("m") or "").lower()  # "Sept." is month 9: the first name it opens with
             month = parts.get("mm") or (
-                str(_EN.months.index(parts["m"][:3].lower()) + 1) if parts.get("m") else None
+                str(next(i for i, m in enumerate(_EN.months, 1) if named.startswith(m))) if named else None
             )
             day = re.sub(r"\D", "", parts.get("d") or "") or None
             _add_date(found, parts["y"], month, day, m.group(0))
@@ -178,7 +192,8 @@ def _add_date(
 
 
 # parts of a date or a clock time are not amounts: "Oct 23, 2019, 6:30 p.m." states no number 23 or 6
-_NOT_AMOUNTS = [*_EN.dates[:4], *_EN.not_amounts]
+# (every date pattern but the last, the bare year: "2015 people" is a number)
+_NOT_AMOUNTS = [*_EN.dates[:-1], *_EN.not_amounts]
 
 
 def _numbers(text: str) -> dict[str, tuple[float, str]]:

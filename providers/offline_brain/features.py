@@ -11,16 +11,13 @@ from __future__ import annotations
 import math
 
 from core.text import detect_language
+from providers.offline_brain.facts import FACT_KINDS, has_kind
 from providers.offline_brain.facts import defines as _defines
-from providers.offline_brain.facts import has_kind
 from providers.offline_brain.facts import other_edition as _other_edition
 from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.profile import QuestionProfile
 
 _ZH, _EN, _ANY = lexicon().tables("features")
-
-
-FACT_KINDS = frozenset({"number", "date", "name", "place"})  # kinds whose facts can be read off a sentence
 
 
 def term_weights(terms: list[str], sentences: list[set[str]]) -> dict[str, float]:

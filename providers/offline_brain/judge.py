@@ -23,6 +23,7 @@ from core.schemas import (
 from core.text import detect_language, split_sentences
 from providers.meaning import Meaning
 from providers.offline_brain.analysis import key_terms
+from providers.offline_brain.extractive import found_share
 from providers.offline_brain.features import on_question
 from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.profile import QuestionProfile, profile_for
@@ -56,7 +57,8 @@ def chunk_sentences(chunk: ScoredChunk) -> list[str]:
     """What meaning is judged on: the title and each sentence (a whole chunk's vector is diluted)."""
     c = chunk.chunk
     title = [c.title] if c.title.strip() else []
-    return title + [s for s in split_sentences(c.text) if len(s.strip()) > 3]
+    least = params().limits.judge["sentence_chars"]
+    return title + [s for s in split_sentences(c.text) if len(s.strip()) > least]
 
 
 def _chunk_terms(chunk: ScoredChunk) -> set[str]:
@@ -78,10 +80,6 @@ def best_similarity(meaning: Meaning | None, query: str, chunks: list[ScoredChun
     return out
 
 
-def _coverage(terms: list[str], found: set[str]) -> float:
-    return sum(1 for t in terms if t in found) / len(terms) if terms else 0.0
-
-
 def evaluate(
     question: str | QuestionProfile,
     analysis: QueryAnalysis,
@@ -94,7 +92,8 @@ def evaluate(
     """Judge the chunks; sufficient when the best chunks match the question (by its terms or by
     meaning) and every sub-query is matched too. ``threshold`` is the key-term coverage that counts
     as a lexical match; relevance is ``weights.judge.relevance`` over the rank signal and the match."""
-    profile, judge = profile_for(question, analysis), (weights or params()).judge
+    profile, weights = profile_for(question, analysis), weights or params()
+    judge, limits = weights.judge, weights.limits.judge
     question, terms, semantic_match = profile.text, profile.terms, judge.semantic_match
     if not chunks:
         return RetrievalEvaluation(
@@ -110,7 +109,7 @@ def evaluate(
     sims = best_similarity(meaning, question, chunks)
     judgements: list[ChunkJudgement] = []
     for chunk, signal, found, sim in zip(chunks, signals, chunk_terms, sims, strict=True):
-        cov = _coverage(terms, found)
+        cov = found_share(terms, found)
         match = on_question(cov, sim, semantic_match)
         relevance = round(min(1.0, judge.relevance.score({"score_signal": signal, "on_question": match})), 4)
         judgements.append(
@@ -132,7 +131,7 @@ def evaluate(
         sub_terms = profile_for(query).terms
         if not sub_terms:
             continue
-        lexical = max(_coverage(sub_terms, found) for found in chunk_terms)
+        lexical = max(found_share(sub_terms, found) for found in chunk_terms)
         if lexical >= threshold:
             continue
         if meaning is not None and max(best_similarity(meaning, query, chunks)) >= semantic_match:
@@ -143,7 +142,8 @@ def evaluate(
 
     ident_terms = {t for ident in analysis.identifiers for t in key_terms(ident)}
     missing_identifiers = any(t in ident_terms and t not in top_terms for t in terms)
-    same_language = [i for i in top if detect_language(chunks[i].chunk.text[:300]) == profile.language]
+    window = limits["language_chars"]  # a chunk's language is read from its opening
+    same_language = [i for i in top if detect_language(chunks[i].chunk.text[:window]) == profile.language]
 
     def lacking_in(indices: list[int]) -> list[str]:
         """Words of the question these chunks lack; only checkable in the question's own language."""
@@ -151,7 +151,7 @@ def evaluate(
         return missing_words(question, set().union(*(chunk_terms[i] for i in same))) if same else []
 
     lacking = lacking_in(top)
-    on_topic = [i for i in top[:3] if judgements[i].relevance >= RELEVANCE_THRESHOLD]
+    on_topic = [i for i in top[: limits["on_topic"]] if judgements[i].relevance >= RELEVANCE_THRESHOLD]
     # Words of the question the on-topic passages lack (an off-topic passage holding one answers
     # nothing) while those passages name something the question does not: the rest may be one hop
     # away. The judge only reports it; the policy hops when a named thing is a document of the corpus
@@ -172,12 +172,14 @@ def evaluate(
         missing_identifiers=missing_identifiers,
         pointers=pointers,
     )
+    shown = limits["reason_names"]
     reasoning = (
         f"top {len(top)} chunks cover {covered:.0%} of {len(terms)} key terms (threshold {threshold:.0%})"
         + (f", best meaning match {best_meaning:.2f} (needs {semantic_match})" if meaning else "")
         + (f"; {len(uncovered_subs)} sub-queries uncovered" if uncovered_subs else "")
         + (
-            f"; missing {', '.join(lacking_on_topic[:3])}, the best passages name {', '.join(pointers[:3])}"
+            f"; missing {', '.join(lacking_on_topic[:shown])}, "
+            f"the best passages name {', '.join(pointers[:shown])}"
             if pointers
             else ""
         )

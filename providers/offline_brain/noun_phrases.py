@@ -23,7 +23,7 @@ _ZH, _EN, _ANY = lexicon().tables("noun_phrases")
 def _en_phrase(subject: str) -> str:
     """'I enable CORS' -> 'CORS': the asker and their verb are not the thing asked about."""
     words = subject.split()
-    if len(words) >= 3 and lexicon().pattern("np_asker").match(subject):
+    if len(words) > 2 and lexicon().pattern("np_asker").match(subject):  # more than the asker and verb
         subject = " ".join(words[2:])
     return _EN.article.sub("", subject).strip()
 

@@ -15,7 +15,6 @@ from core.schemas import Passage, SentenceSupport
 from core.text import CITATION_RE, parse_citations, split_sentences
 from providers.meaning import Meaning
 from providers.offline_brain.analysis import key_terms
-from providers.offline_brain.answer import LEAD_RE, NOT_A_CLAIM_RE
 from providers.offline_brain.extractive import coverage
 from providers.offline_brain.lexicon import lexicon
 from providers.offline_brain.weights import params
@@ -50,7 +49,7 @@ def copied_block(block: str, passages: list[Passage]) -> bool:
 
 def _not_a_claim(bare: str) -> bool:
     """Leads, disclaimers and short connectives carry no claim to support."""
-    return bare.endswith((":", "：")) or bool(NOT_A_CLAIM_RE.match(bare)) or len(key_terms(bare)) <= 1
+    return bare.endswith((":", "：")) or bool(_ANY.not_a_claim_re.match(bare)) or len(key_terms(bare)) <= 1
 
 
 def check_answer_support(
@@ -66,7 +65,7 @@ def check_answer_support(
             results.append(SentenceSupport(sentence=sentence, cited=[], supported=ok, score=float(ok)))
             continue
         cited = parse_citations(sentence)
-        bare = LEAD_RE.sub("", CITATION_RE.sub("", sentence).strip()).strip()
+        bare = _ANY.lead_re.sub("", CITATION_RE.sub("", sentence).strip()).strip()
         computation = strip_lead(bare)
         if computation is not None:  # a shown tool computation: recompute it, find its operands
             evidence = " ".join(by_number[n].text for n in cited if n in by_number).replace(",", "")
