@@ -127,30 +127,26 @@ def analyze_user(question: str) -> str:
 
 
 def judge_user(question: str, sub_queries: Sequence[str], tried: Sequence[str], context: str) -> str:
-    parts = [f"Question:\n{question}"]
-    if sub_queries:
-        parts.append("Parts to cover:\n" + "\n".join(f"- {q}" for q in sub_queries))
-    if tried:
-        parts.append("Queries tried:\n" + "\n".join(f"- {q}" for q in tried))
-    parts.append(context)
-    return "\n\n".join(parts)
+    return "\n\n".join([f"Question:\n{question}", *_parts_and_tried(sub_queries, tried), context])
+
+
+def _parts_and_tried(sub_queries: Sequence[str], tried: Sequence[str]) -> list[str]:
+    """The judge's "Parts to cover" and "Queries tried" sections, each only when it has items."""
+    sections = [("Parts to cover", sub_queries), ("Queries tried", tried)]
+    return [f"{title}:\n" + "\n".join(f"- {item}" for item in items) for title, items in sections if items]
 
 
 def analyze_compact_user(question: str) -> str:
-    return f"Question:\n{question}\n\n{ANALYZE_COMPACT_TASK}"
+    return f"{analyze_user(question)}\n\n{ANALYZE_COMPACT_TASK}"
 
 
 def judge_compact_user(
     question: str, passages: Sequence[Passage], sub_queries: Sequence[str], tried: Sequence[str]
 ) -> str:
     """The writer's prompt (``answer_user``) with the parts, the queries tried and the judge's task after it."""
-    parts = [answer_user(question, passages)]
-    if sub_queries:
-        parts.append("Parts to cover:\n" + "\n".join(f"- {q}" for q in sub_queries))
-    if tried:
-        parts.append("Queries tried:\n" + "\n".join(f"- {q}" for q in tried))
-    parts.append(JUDGE_COMPACT_TASK)
-    return "\n\n".join(parts)
+    return "\n\n".join(
+        [answer_user(question, passages), *_parts_and_tried(sub_queries, tried), JUDGE_COMPACT_TASK]
+    )
 
 
 def rewrite_user(question: str, missing: Sequence[str], reasoning: str, tried: Sequence[str]) -> str:

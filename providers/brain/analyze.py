@@ -77,7 +77,7 @@ class LLMAnalyzer:
 
     def __call__(self, question: str) -> QueryAnalysis:
         if self.compact is not None:
-            return self._compact(question, self.compact)
+            return self._compact(question)
         asked = messages(prompts.ANALYZE_SYSTEM, prompts.analyze_user(question))
         reply = self.chat.structured("analyze", AnalysisReply, asked)
         fields = reply.model_dump()
@@ -86,10 +86,11 @@ class LLMAnalyzer:
         fields["language"] = detect_language(question)
         return tidy_analysis(QueryAnalysis(**fields))
 
-    def _compact(self, question: str, rules: Analyze) -> QueryAnalysis:
+    def _compact(self, question: str) -> QueryAnalysis:
+        assert self.compact is not None
         asked = messages(prompts.ANSWER_SYSTEM, prompts.analyze_compact_user(question))
         reply = self.chat.structured("analyze", CompactAnalysisReply, asked)
-        offline = rules(question)
+        offline = self.compact(question)
         reasoning = "type, complexity and strategy by the model; parts, names and language by the rules"
         return tidy_analysis(offline.model_copy(update={**reply.model_dump(), "reasoning": reasoning}))
 
