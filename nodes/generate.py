@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Any
 
@@ -10,60 +9,14 @@ from langgraph.runtime import Runtime
 
 from core.cues import instruction_sentences
 from core.global_intent import global_scope
-from core.schemas import Citation, DraftAnswer, Passage
-from core.text import CITATION_RE, parse_citations, replace_citations
+from core.schemas import DraftAnswer, Passage
 from core.trace import Decision
+from nodes.citations import citations_for, strip_unknown_markers
 from nodes.common import ctx, event, question_of
 from nodes.context import AgentContext
 from nodes.state import AgentState
 from providers.brain.answerability.gate import refusal, refuses
 from providers.summary_answer import summary_answer
-
-
-def citations_for(answer: str, passages: list[Passage]) -> list[Citation]:
-    """Citations for the markers that refer to real passages, in order of first use."""
-    by_number = {p.number: p for p in passages}
-    return [
-        Citation(
-            number=n,
-            chunk_id=by_number[n].chunk_id,
-            source=by_number[n].source,
-            heading=by_number[n].heading,
-            snippet=by_number[n].text[:160],
-        )
-        for n in parse_citations(answer)
-        if n in by_number
-    ]
-
-
-def renumber_by_first_use(answer: str, passages: list[Passage]) -> tuple[str, list[Passage]]:
-    """Citations numbered 1..n in the order the answer first uses them; uncited passages follow.
-
-    The writer cites passage numbers from the evidence order ([3] before [1], gaps); readers expect
-    [1] first. Passages are renumbered to match, so every marker still points at its passage.
-    """
-    order = [n for n in parse_citations(answer) if n in {p.number for p in passages}]
-    order += [p.number for p in passages if p.number not in order]
-    new_number = {old: new for new, old in enumerate(order, start=1)}
-    if all(old == new for old, new in new_number.items()):
-        return answer, passages
-    text = CITATION_RE.sub(
-        lambda m: (
-            "["
-            + ", ".join(str(new_number.get(int(n), n)) for n in re.split(r"\s*[,，]\s*", m.group(1)))
-            + "]"
-        ),
-        answer,
-    )
-    by_number = {p.number: p for p in passages}
-    renumbered = [by_number[old].model_copy(update={"number": new}) for old, new in new_number.items()]
-    return text, sorted(renumbered, key=lambda p: p.number)
-
-
-def strip_unknown_markers(answer: str, passages: list[Passage]) -> str:
-    """Drop [n] markers that point at no passage (a model may invent them)."""
-    numbers = {p.number for p in passages}
-    return replace_citations(answer, lambda n: n in numbers)
 
 
 def planted_instructions(passages: list[Passage]) -> str:
@@ -96,7 +49,9 @@ def generate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     context = ctx(runtime)
     passages = state.get("passages") or []
     draft = write_draft(state, context, passages)
-    answer, passages = renumber_by_first_use(strip_unknown_markers(draft.answer, passages), passages)
+    # Numbered as the writer saw them: verify checks the answer so (a model server then reuses the
+    # writer's prompt) and renumbers by first use after.
+    answer = strip_unknown_markers(draft.answer, passages)
     citations = citations_for(answer, passages)
     insufficient = draft.insufficient or not passages
     decision = Decision.INSUFFICIENT if insufficient else Decision.ANSWERED

@@ -16,9 +16,9 @@ from core.confidence import answer_confidence, needs_review
 from core.schemas import Citation, SentenceSupport
 from core.trace import Decision
 from nodes.cache import CACHED
+from nodes.citations import citations_for, first_use_numbers, renumber
 from nodes.common import ctx, event
 from nodes.context import AgentContext
-from nodes.generate import citations_for
 from nodes.policy import ANSWERED_BEFORE_SEARCH
 from nodes.state import AgentState
 
@@ -76,6 +76,11 @@ def verify(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         citations = citations_for(answer, passages)
         update.update(answer=answer, citations=citations)
         decision = Decision.REMOVED_UNSUPPORTED
+    numbers = first_use_numbers(answer, passages)
+    if any(old != new for old, new in numbers.items()):  # the writer's numbering -> the reader's
+        answer, passages, support = renumber(answer, passages, support, numbers)
+        citations = citations_for(answer, passages)
+        update.update(answer=answer, passages=passages, citations=citations, support=support)
     supported = len(support) - len(unsupported)
     review = confidence_of(state, supported, len(support), threshold)
     update.update(review)

@@ -227,6 +227,31 @@ def test_after_a_compact_judge_the_writers_request_repeats_the_judges_prompt(
     assert user_text(written).count("\n[") >= 2  # several passages, the irrelevant first one kept in place
 
 
+@pytest.mark.parametrize("question", ["混合检索用什么算法合并结果？", "What does error code E-4711 mean?"])
+def test_the_support_check_repeats_the_writers_passages_and_the_reader_sees_the_first_citation_as_1(
+    context_for, openai_server, question
+):
+    """Issue 22: the answer is checked as the writer numbered it (the writer's passages, in its order,
+    so a llama.cpp server reads only the task and the sentences); the reader's [1] comes after."""
+
+    def cite_the_last_passage(body):
+        if step_of(body) == "answer":
+            *_, (number, text) = re.findall(r"^\[(\d+)\] [^:]*: (.{1,80})", user_text(body), re.M)
+            return reply(f"{text.strip()} [{number}]")
+        return plausible_reply(body)
+
+    openai_server.responder = cite_the_last_passage
+    context = context_for(openai_server.base_url, llm_model="qwen2.5-coder-1.5b", llm_roles="all")
+    result = ask(build_graph(), question, context=context)
+    [written] = [body for body in openai_server.requests if step_of(body) == "answer"]
+    [checked] = [body for body in openai_server.requests if step_of(body) == "check_support"]
+    shown = user_text(written).split("</context>")[0]
+    assert user_text(checked).startswith(shown + "</context>\n\n")
+    assert len(re.findall(r"^\[(\d+)\] ", shown, re.M)) >= 2  # a later passage was cited
+    assert parse_citations(result.answer) == [1]
+    assert result.citations[0].chunk_id == result.passages[0].chunk_id
+
+
 def test_the_writer_of_a_packaged_small_model_reads_a_smaller_context(context_for, openai_server):
     openai_server.responder = plausible_reply
     small = context_for(openai_server.base_url, llm_model="qwen2.5-coder-0.5b", llm_roles="write")

@@ -384,7 +384,7 @@ def test_verify_removes_unsupported_sentences_when_asked(runtime, text, answer, 
 
 def test_citations_are_numbered_by_first_use():
     from core.schemas import Passage
-    from nodes.generate import renumber_by_first_use
+    from nodes.citations import renumber_by_first_use
 
     passages = [Passage(number=n, chunk_id=f"c{n}", source=f"{n}.md", text=f"text {n}") for n in (1, 2, 3)]
     answer, renumbered = renumber_by_first_use("甲[3]。B [1]. 丙[3]。", passages)

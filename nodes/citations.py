@@ -1,0 +1,75 @@
+"""Numbered citations: the [n] markers of an answer and the passages they point at."""
+
+from __future__ import annotations
+
+import re
+
+from core.schemas import Citation, Passage, SentenceSupport
+from core.text import CITATION_RE, parse_citations, replace_citations
+
+
+def citations_for(answer: str, passages: list[Passage]) -> list[Citation]:
+    """Citations for the markers that refer to real passages, in order of first use."""
+    by_number = {p.number: p for p in passages}
+    return [
+        Citation(
+            number=n,
+            chunk_id=by_number[n].chunk_id,
+            source=by_number[n].source,
+            heading=by_number[n].heading,
+            snippet=by_number[n].text[:160],
+        )
+        for n in parse_citations(answer)
+        if n in by_number
+    ]
+
+
+def strip_unknown_markers(answer: str, passages: list[Passage]) -> str:
+    """Drop [n] markers that point at no passage (a model may invent them)."""
+    numbers = {p.number for p in passages}
+    return replace_citations(answer, lambda n: n in numbers)
+
+
+def first_use_numbers(answer: str, passages: list[Passage]) -> dict[int, int]:
+    """Old passage number -> new: 1..n in the order the answer first cites them, uncited ones after.
+
+    The writer cites passage numbers from the evidence order ([3] before [1], gaps); readers expect
+    [1] first."""
+    order = [n for n in parse_citations(answer) if n in {p.number for p in passages}]
+    order += [p.number for p in passages if p.number not in order]
+    return {old: new for new, old in enumerate(order, start=1)}
+
+
+def renumber_markers(text: str, new_number: dict[int, int]) -> str:
+    return CITATION_RE.sub(
+        lambda m: (
+            "["
+            + ", ".join(str(new_number.get(int(n), n)) for n in re.split(r"\s*[,，]\s*", m.group(1)))
+            + "]"
+        ),
+        text,
+    )
+
+
+def renumber(
+    answer: str, passages: list[Passage], support: list[SentenceSupport], new_number: dict[int, int]
+) -> tuple[str, list[Passage], list[SentenceSupport]]:
+    """The answer, its passages and their sentence checks with every passage renumbered, so each
+    marker still points at its passage."""
+    by_number = {p.number: p for p in passages}
+    renumbered = [by_number[old].model_copy(update={"number": new}) for old, new in new_number.items()]
+    checks = [
+        s.model_copy(
+            update={
+                "sentence": renumber_markers(s.sentence, new_number),
+                "cited": sorted(new_number.get(n, n) for n in s.cited),
+            }
+        )
+        for s in support
+    ]
+    return renumber_markers(answer, new_number), sorted(renumbered, key=lambda p: p.number), checks
+
+
+def renumber_by_first_use(answer: str, passages: list[Passage]) -> tuple[str, list[Passage]]:
+    text, renumbered, _ = renumber(answer, passages, [], first_use_numbers(answer, passages))
+    return text, renumbered
