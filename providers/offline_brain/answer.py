@@ -112,17 +112,14 @@ def candidates(
         pieces = split_sentences(body)
         planted = instruction_sentences(body)
         for position, raw in enumerate(pieces):
-            if addressed_to_reader(raw, planted):
-                continue  # text telling the assistant or reader what to do is data, never answer text
-            if profile.asks_for_code or is_prose(raw):
-                sentence = clean(raw)
-                if sentence:
-                    # the page's date is evidence only when a date is asked
-                    joined = (
-                        dateline + sentence if dateline and position == 0 and "date" in kinds else sentence
-                    )
-                    rows.append((p_index, position, joined))
-                    bodies.append(sentence)
+            # text telling the assistant or reader what to do is data, never answer text
+            sentence = clean(raw) if profile.asks_for_code or is_prose(raw) else ""
+            if not sentence or addressed_to_reader(raw, planted):
+                continue
+            # the page's date is evidence only when a date is asked
+            dated = dateline and position == 0 and "date" in kinds
+            rows.append((p_index, position, dateline + sentence if dated else sentence))
+            bodies.append(sentence)
     sims = meaning.similarity(profile.text, [r[2] for r in rows]) if meaning and rows else [0.0] * len(rows)
     headings = [set(key_terms(p.heading)) for p in passages]
     # what each passage's heading says, by meaning: across languages the section often names the answer
@@ -142,7 +139,7 @@ def candidates(
             "foreign": f.foreign(sentence, profile, cover),
         }
         signals.append(signal)
-        match = weights.writer.score({k: v for k, v in signal.items()})
+        match = weights.writer.score(signal)
         scored.append((match, f.on_question(cover, sim, weights.judge.semantic_match)))
     stated = [asked_facts(r[2], kinds, profile.text) for r in rows]
     elsewhere = [f.other_edition(body, profile) for body in bodies]
@@ -445,11 +442,8 @@ def extractive_answer(
     ``threshold`` of its key terms and no sentence reaches ``SEMANTIC_MATCH`` by meaning. The
     message then names the question's words the passages lack."""
     profile, weights = as_profile(question), weights or params()
-    language, budget, most = (
-        profile.reader,
-        weights.selection.length_budget[profile.reader],
-        weights.selection.max_rivals,
-    )
+    language, most = profile.reader, weights.selection.max_rivals
+    budget = weights.selection.length_budget[language]
     picked = with_blocks(choose(profile, passages, meaning, weights), passages, weights.selection)
     evidence_terms = set().union(*(key_terms(f"{p.heading} {p.text}") for p in passages))
     covered = found_share(profile.terms, evidence_terms) if profile.terms else 1.0

@@ -22,10 +22,11 @@ from providers.offline_brain.compute_values import (
     plan_values,
     sentences,
     stated_range,
+    tool_result,
     value_intent,
 )
 from providers.offline_brain.lexicon import lexicon
-from tools import ToolError, ToolResult, run_tool
+from tools import ToolResult
 from tools.dates import find_dates
 from tools.units import known_units
 
@@ -162,11 +163,8 @@ def _date_span(
         first, second = sorted(pair, key=lambda c: find_dates(c.value)[0].date)
         start, end = first.value, second.value
         operands = [Operand(text=c.value, sentence=c.sentence, passage=c.passage) for c in (first, second)]
-    try:
-        result = run_tool("date_diff", {"start": start, "end": end, "unit": unit})
-    except ToolError:
-        return None
-    return Computation(intent=unit, result=result, operands=operands)
+    result = tool_result("date_diff", {"start": start, "end": end, "unit": unit})
+    return Computation(intent=unit, result=result, operands=operands) if result else None
 
 
 def _conversion(question: str, passages: list[Passage]) -> Computation | None:
@@ -179,12 +177,9 @@ def _conversion(question: str, passages: list[Passage]) -> Computation | None:
     for overlap, number, sentence in overlaps(question, passages):
         for match in _QUANTITY.finditer(sentence) if overlap else ():
             value = float(match.group("value").replace(",", ""))
-            try:
-                result = run_tool(
-                    "unit_convert",
-                    {"value": value, "from_unit": match.group("unit"), "to_unit": target.group("unit")},
-                )
-            except ToolError:  # another dimension: not the quantity asked about
+            units = {"from_unit": match.group("unit"), "to_unit": target.group("unit")}
+            result = tool_result("unit_convert", {"value": value, **units})
+            if result is None:  # another dimension: not the quantity asked about
                 continue
             found.append((overlap, Operand(text=match.group(), sentence=sentence, passage=number), result))
     if not found:
@@ -199,13 +194,8 @@ def _conversion(question: str, passages: list[Passage]) -> Computation | None:
 
 def _arithmetic(question: str) -> Computation | None:
     match = _ANY.expression.search(question)
-    if match is None:
-        return None
-    try:
-        result = run_tool("calculator", {"expression": match.group().strip()})
-    except ToolError:
-        return None
-    return Computation(intent="arithmetic", result=result)
+    result = tool_result("calculator", {"expression": match.group().strip()}) if match else None
+    return Computation(intent="arithmetic", result=result) if result else None
 
 
 def plan_computation(question: str, passages: list[Passage]) -> Computation | None:
@@ -219,17 +209,14 @@ def plan_computation(question: str, passages: list[Passage]) -> Computation | No
         return _conversion(question, passages)
     if intent == "arithmetic":
         return _arithmetic(question)
-    if intent is not None:
-        planned = plan_values(question, passages, intent)
-        if planned is not None:
-            result, used = planned
-            operands = [Operand(text=value, sentence=sentence, passage=n) for n, sentence, value in used]
-            return Computation(
-                intent=intent,
-                result=result,
-                operands=list({o.text + o.sentence: o for o in operands}.values()),
-            )
-    return None
+    planned = plan_values(question, passages, intent) if intent is not None else None
+    if planned is None:
+        return None
+    result, used = planned
+    operands = {
+        value + sentence: Operand(text=value, sentence=sentence, passage=n) for n, sentence, value in used
+    }
+    return Computation(intent=intent, result=result, operands=list(operands.values()))
 
 
 def _marker(numbers: list[int]) -> str:

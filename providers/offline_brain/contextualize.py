@@ -11,6 +11,7 @@ refer to (a fresh thread) is not guessed at: :func:`needs_clarification` says to
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 from core.chunks import ScoredChunk
 from core.names import NameShape, find_names, name_matches, title_matches
@@ -106,9 +107,7 @@ def _title(text: str) -> str:
 def _items(text: str) -> str:
     """The things a comparison or list names, joined ("向量数据库和全文索引")."""
     parsed = zh_list(text.strip().rstrip("？?。")) if contains_cjk(text) else None
-    if parsed and len(parsed[1]) >= 2:
-        return "和".join(parsed[1][:2])
-    return ""
+    return "和".join(parsed[1][:2]) if parsed else ""  # a list has two items or more
 
 
 class _Conversation:
@@ -191,10 +190,8 @@ def _zh_referring(question: str) -> tuple[int, int, str] | None:
 
 def _describes(following: list[str]) -> bool:
     """A relative clause "让检索变慢的东西": 的 followed by the noun it describes."""
-    for j, token in enumerate(following[:-1]):
-        if token == "的" and following[j + 1] not in ("吗", "呢", "？", "?", "。", "，", ","):
-            return True
-    return False
+    ends = ("吗", "呢", "？", "?", "。", "，", ",")
+    return any(token == "的" and after not in ends for token, after in pairwise(following))
 
 
 def _split_pronoun(token: str) -> list[str]:

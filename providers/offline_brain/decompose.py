@@ -157,10 +157,7 @@ def _split_last_item(text: str) -> tuple[str, str]:
 def _split_first_item(text: str) -> tuple[str, str]:
     """Split "What were the causes" into ("What were the", "causes") at the last function word."""
     words = text.split()
-    cut = 0
-    for i, word in enumerate(words):
-        if word.lower().strip(",") in _EN.function:
-            cut = i + 1
+    cut = max((i + 1 for i, word in enumerate(words) if word.lower().strip(",") in _EN.function), default=0)
     if cut >= len(words):
         return text, ""
     return " ".join(words[:cut]), " ".join(words[cut:])
@@ -375,14 +372,6 @@ def decompose(question: str) -> list[str]:
     if not question or not question.strip():
         return []
     zh = contains_cjk(question)
-    if is_comparative(question):
-        subs = _zh_comparison(question) if zh else _en_comparison(question)
-        if subs:
-            return subs
-    subs = _clauses(question)
-    if subs:
-        return subs
-    subs = bridge_hops(question)
-    if subs:
-        return subs
-    return _zh_enumeration(question) if zh else _en_enumeration(question)
+    readings = [_zh_comparison if zh else _en_comparison] if is_comparative(question) else []
+    readings += [_clauses, bridge_hops, _zh_enumeration if zh else _en_enumeration]
+    return next((subs for read in readings if (subs := read(question))), [])

@@ -72,12 +72,8 @@ def best_similarity(meaning: Meaning | None, query: str, chunks: list[ScoredChun
         return [0.0] * len(chunks)
     pieces = [chunk_sentences(c) for c in chunks]
     flat = [s for group in pieces for s in group]
-    sims = meaning.similarity(query, flat) if flat else []
-    out, at = [], 0
-    for group in pieces:
-        out.append(max(sims[at : at + len(group)], default=0.0))
-        at += len(group)
-    return out
+    sims = iter(meaning.similarity(query, flat) if flat else [])
+    return [max((next(sims) for _ in group), default=0.0) for group in pieces]
 
 
 def evaluate(
@@ -208,9 +204,7 @@ def pointed_to(question: str, chunks: list[ScoredChunk]) -> list[str]:
         found = find_names(text, _NAME_SHAPE) + [
             m.group(0) for m in title_matches(text, limits["title_chars"])
         ]
-        for name in found:
-            if name.lower() not in asked and name.lower() != chunk.chunk.title.lower():
-                names.append(name)
+        names += [n for n in found if n.lower() not in asked and n.lower() != chunk.chunk.title.lower()]
     return list(dict.fromkeys(names))
 
 

@@ -103,10 +103,8 @@ class Lexicon:
                     continue
                 body = self.alternation(use, language)
                 bounded = rf"(?:{body})\b" if language == "en" else f"(?:{body})"
-                if entry.get("match") == "opening":
-                    parts.append("^" + bounded)
-                else:
-                    parts.append((r"\b" if language == "en" else "") + bounded)
+                opening = "^" if entry.get("match") == "opening" else r"\b" if language == "en" else ""
+                parts.append(opening + bounded)
             if not parts:
                 raise KeyError(f"no word list named {use!r} in {DATA}")
             self._patterns[use] = re.compile("|".join(parts), re.IGNORECASE)
