@@ -133,9 +133,8 @@ def exact_terms(question: str) -> list[str]:
 def _zh_entities(question: str) -> list[str]:
     """Chinese names around 和/与/、/对比: the items a comparison or enumeration names."""
     found = zh_list(question.strip().rstrip("？?。"))
-    if not found:
-        return []
-    return [item for item in found[1] if 1 < len(item) <= params().limits.analysis["entity_chars"]]
+    items = found[1] if found else []
+    return [item for item in items if 1 < len(item) <= params().limits.analysis["entity_chars"]]
 
 
 def extract_entities(question: str) -> list[str]:

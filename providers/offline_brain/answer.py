@@ -139,8 +139,7 @@ def candidates(
             "foreign": f.foreign(sentence, profile, cover),
         }
         signals.append(signal)
-        match = weights.writer.score(signal)
-        scored.append((match, f.on_question(cover, sim, weights.judge.semantic_match)))
+        scored.append((weights.writer.score(signal), f.on_question(cover, sim, weights.judge.semantic_match)))
     stated = [asked_facts(r[2], kinds, profile.text) for r in rows]
     elsewhere = [f.other_edition(body, profile) for body in bodies]
     # a vote is what the sentence itself says about this occurrence of the event: not the date the page
@@ -273,17 +272,14 @@ def _fuller_first(pool: list[Candidate], language: str, close_to_best: float) ->
     dates = {k: v for k, v in lead.facts.items() if is_date_key(k)}
     if not dates:
         return pool
+    reads = _ANY.reader_date[language]  # a date as the reader's language writes dates
 
     def better(key: str, surface: str) -> bool:
         for mine, written in dates.items():
             fuller = _date_precision(key) > _date_precision(mine) and (
                 compatible(key, mine) or (mine.startswith("?") and key.endswith(mine[1:]))
             )
-            readable = (
-                key == mine
-                and _ANY.reader_date[language].search(surface)
-                and not _ANY.reader_date[language].search(written)
-            )
+            readable = key == mine and reads.search(surface) and not reads.search(written)
             if fuller or readable:
                 return True
         return False

@@ -98,38 +98,32 @@ def _best_pair(question: str, candidates: list[_Candidate]) -> tuple[_Candidate,
     """Two operands from different sentences that together cover the most question terms; for an age,
     the event the question names and the birth date of someone it names."""
     wanted = set(match_terms(question))
+
+    def shared(c: _Candidate) -> int:
+        return len(c.terms & wanted)
+
     if _ANY.age.search(question):
-        births = [c for c in candidates if _ANY.birth.search(c.sentence) and c.terms & wanted]
-        events = [c for c in candidates if not _ANY.birth.search(c.sentence) and c.terms & wanted]
-        if births and events:
-            return (
-                max(births, key=lambda c: len(c.terms & wanted)),
-                max(events, key=lambda c: len(c.terms & wanted)),
-            )
-        return None
-    scored = sorted(candidates, key=lambda c: -len(c.terms & wanted))
-    if not scored or not scored[0].terms & wanted:
+        births = [c for c in candidates if _ANY.birth.search(c.sentence) and shared(c)]
+        events = [c for c in candidates if not _ANY.birth.search(c.sentence) and shared(c)]
+        return (max(births, key=shared), max(events, key=shared)) if births and events else None
+    scored = sorted(candidates, key=lambda c: -shared(c))
+    if not scored or not shared(scored[0]):
         return None
     first = scored[0]
     rest = [c for c in scored[1:] if c.value != first.value and c.sentence != first.sentence]
-    second = max(
-        rest, key=lambda c: (len((c.terms & wanted) - first.terms), len(c.terms & wanted)), default=None
-    )
+    second = max(rest, key=lambda c: (len((c.terms & wanted) - first.terms), shared(c)), default=None)
     if second is None or not (second.terms & wanted) - first.terms:
         return None
     return first, second
 
 
 def _date_candidates(passages: list[Passage], precision_needed: bool) -> list[_Candidate]:
-    found = []
-    for number, sentence in sentences(passages):
-        for date in find_dates(sentence):
-            if precision_needed and date.precision != "day":
-                continue
-            found.append(
-                _Candidate(passage=number, sentence=sentence, value=date.text, terms=match_terms(sentence))
-            )
-    return found
+    return [
+        _Candidate(passage=number, sentence=sentence, value=date.text, terms=match_terms(sentence))
+        for number, sentence in sentences(passages)
+        for date in find_dates(sentence)
+        if not precision_needed or date.precision == "day"
+    ]
 
 
 def _states_count(question: str, passages: list[Passage]) -> bool:
@@ -226,10 +220,8 @@ def _marker(numbers: list[int]) -> str:
 def computed_answer(question: str, computation: Computation) -> DraftAnswer:
     """The operand sentences with their citations, then the computation and its result."""
     zh = detect_language(question) == "zh"
-    quoted = []
-    for operand in computation.operands:
-        sentence = operand.sentence.rstrip("。.!！?？")
-        quoted.append(f"{sentence}{_marker([operand.passage])}{'。' if zh else '.'}")
+    end = "。" if zh else "."
+    quoted = [f"{o.sentence.rstrip('。.!！?？')}{_marker([o.passage])}{end}" for o in computation.operands]
     shown = computation.result.shown
     if zh and computation.intent in ("years", "days", "span"):
         shown = shown.replace(" years", " 年").replace(" days", " 天")

@@ -135,9 +135,8 @@ class _Conversation:
     def person(self) -> str:
         """A who-question's person is in its answer; otherwise the question's own person comes first."""
         question = self.last_question
-        if _ANY.asks_who.search(question):
-            return _person(self.last_answer) or _person(question) or self.thing()
-        return _person(question) or self.thing()
+        answered = _person(self.last_answer) if _ANY.asks_who.search(question) else ""
+        return answered or _person(question) or self.thing()
 
     def title(self) -> str:
         return _title(self.last_answer) or _title(self.last_question) or self.thing()
@@ -376,15 +375,12 @@ def _en_resolve(question: str, conversation: _Conversation) -> str:
     if match is None:
         return q
     word = match.group(0).lower()
-    if word in _EN.person:
-        referent = conversation.person()
-        suffix = _EN.person[word]
-    else:
-        referent = conversation.thing()
-        suffix = "'s" if word in ("its", "their") else ""
+    person = word in _EN.person
+    referent = conversation.person() if person else conversation.thing()
+    suffix = _EN.person[word] if person else "'s" if word in ("its", "their") else ""
     if not referent:
         return q
-    if not contains_cjk(referent) and not re.search(r"[A-Z0-9_]", referent) and word not in _EN.person:
+    if not contains_cjk(referent) and not re.search(r"[A-Z0-9_]", referent) and not person:
         referent = f"the {referent}"
     resolved = q[: match.start()] + referent + suffix + q[match.end() :]
     if match.start() == 0:

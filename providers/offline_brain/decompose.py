@@ -33,9 +33,7 @@ ZH_COMPARE_CUES = _ZH.compare_cues
 
 def is_comparative(question: str) -> bool:
     """True when the question asks to contrast two or more things (zh or en cues)."""
-    if any(cue in question for cue in ZH_COMPARE_CUES):
-        return True
-    return bool(_EN.compare_re.search(question))
+    return any(cue in question for cue in ZH_COMPARE_CUES) or bool(_EN.compare_re.search(question))
 
 
 # ---- helpers --------------------------------------------------------------------------------------
@@ -105,9 +103,7 @@ def zh_list(question: str) -> tuple[str, list[str], str] | None:
             while k < len(tokens) and tokens[k].strip() == "":
                 k += 1
         if len(items) >= 2:
-            prefix = "".join(tokens[: j + 1])
-            rest = "".join(tokens[k:])
-            return prefix, items, rest
+            return "".join(tokens[: j + 1]), items, "".join(tokens[k:])
     return None
 
 
@@ -115,8 +111,7 @@ def _zh_comparison(question: str) -> list[str]:
     found = zh_list(_strip_end(question))
     if not found:
         return []
-    _prefix, items, rest = found
-    rest = rest.strip()
+    items, rest = found[1], found[2].strip()
     which, zai = _ZH.which_more.match(rest), _ZH.in_aspect.match(rest)
     if which:
         aspect = f" {which.group(1).strip()}"
@@ -212,8 +207,7 @@ def _en_comparison(question: str) -> list[str]:
     items = [p.strip() for p in _EN.item_separators.split(q[cue.end() :]) if p and p.strip()]
     if len(items) < 2:
         return []
-    last, suffix = _split_last_item(items[-1])
-    items[-1] = last
+    items[-1], suffix = _split_last_item(items[-1])
     prefix = ""
     if " of " in items[0]:
         prefix, items[0] = items[0].rsplit(" of ", 1)
@@ -320,15 +314,11 @@ def _en_bridge(question: str) -> list[str]:
     if nested:
         inner = _EN.each_of.sub("", nested.group("inner"))
         inner_np = _EN.inner_head.match(inner)
-        described = bool(
-            inner_np
-            and (
-                (inner_np.group("head").lower() in _EN.relational and " of " in inner)
-                or _EN.relclause.search(inner)
-                or _EN.ranked.match(inner)
-            )
-        )
-        if described:
+        if inner_np and (  # the inner phrase describes an entity
+            (inner_np.group("head").lower() in _EN.relational and " of " in inner)
+            or _EN.relclause.search(inner)
+            or _EN.ranked.match(inner)
+        ):
             first = _EN.leading_article.sub("", inner)
             return [first, f"{nested.group('r1')} of <{first}>"]
     # "Where was the author of X born?"

@@ -46,11 +46,8 @@ def score_signal(chunks: list[ScoredChunk]) -> list[float]:
     rank = {i: r for r, i in enumerate(order)}
     hi, lo = max(raw), min(raw)
     spread = hi - lo
-    out = []
-    for i, value in enumerate(raw):
-        relative = 1.0 if spread <= 1e-12 else (value - lo) / spread
-        out.append(0.5 / (1 + rank[i]) + 0.5 * relative)
-    return out
+    relative = [1.0 if spread <= 1e-12 else (value - lo) / spread for value in raw]
+    return [0.5 / (1 + rank[i]) + 0.5 * share for i, share in enumerate(relative)]
 
 
 def chunk_sentences(chunk: ScoredChunk) -> list[str]:

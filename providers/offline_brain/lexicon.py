@@ -54,10 +54,8 @@ class Lexicon:
 
     def shared(self, use: str) -> dict:
         """Entry ``use`` of whichever language holds it (a piece other entries are built from)."""
-        found = [
-            self.entries[language][use] for language in LANGUAGES if use in self.entries.get(language, {})
-        ]
-        return found[0] if found else self.entry(use, "any")
+        holder = next((language for language in LANGUAGES if use in self.entries.get(language, {})), "any")
+        return self.entry(use, holder)
 
     def regex(self, entry: dict, **given: str) -> re.Pattern[str]:
         """A stored regex (``{"regex": ..., "flags": ["IGNORECASE"]}``); ``"fill": {"month": "facts.month"}``
