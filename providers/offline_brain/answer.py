@@ -438,8 +438,9 @@ def extractive_answer(
     ``threshold`` of its key terms and no sentence reaches ``SEMANTIC_MATCH`` by meaning. The
     message then names the question's words the passages lack."""
     profile, weights = as_profile(question), weights or params()
-    language, most = profile.reader, weights.selection.max_rivals
+    language = profile.reader
     budget = weights.selection.length_budget[language]
+    most = weights.selection.max_rivals
     picked = with_blocks(choose(profile, passages, meaning, weights), passages, weights.selection)
     evidence_terms = set().union(*(key_terms(f"{p.heading} {p.text}") for p in passages))
     covered = found_share(profile.terms, evidence_terms) if profile.terms else 1.0

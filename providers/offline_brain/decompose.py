@@ -111,7 +111,8 @@ def _zh_comparison(question: str) -> list[str]:
     found = zh_list(_strip_end(question))
     if not found:
         return []
-    items, rest = found[1], found[2].strip()
+    _prefix, items, rest = found
+    rest = rest.strip()
     which, zai = _ZH.which_more.match(rest), _ZH.in_aspect.match(rest)
     if which:
         aspect = f" {which.group(1).strip()}"
@@ -128,9 +129,7 @@ def _zh_comparison(question: str) -> list[str]:
 
 def _zh_enumeration(question: str) -> list[str]:
     """ "A、B 和 C 的 X" → one query per item; needs 、 or 以及 so that plain "A 和 B" names stay whole."""
-    if not any(mark in question for mark in _ZH.enumeration_marks):
-        return []
-    found = zh_list(_strip_end(question))
+    found = zh_list(_strip_end(question)) if any(m in question for m in _ZH.enumeration_marks) else None
     if not found:
         return []
     prefix, items, rest = found

@@ -118,18 +118,15 @@ def evaluate(
     best_meaning = max((sims[i] for i in top), default=0.0)
     matched = covered >= threshold or best_meaning >= semantic_match
 
-    uncovered_subs: list[str] = []
-    for sub in analysis.sub_queries:
+    def uncovered(sub: str) -> bool:
+        """No chunk holds the sub-query's terms (``threshold``) nor says it by meaning."""
         query = strip_bridge(sub)
         sub_terms = profile_for(query).terms
-        if not sub_terms:
-            continue
-        lexical = max(found_share(sub_terms, found) for found in chunk_terms)
-        if lexical >= threshold:
-            continue
-        if meaning is not None and max(best_similarity(meaning, query, chunks)) >= semantic_match:
-            continue
-        uncovered_subs.append(sub)
+        if not sub_terms or max(found_share(sub_terms, found) for found in chunk_terms) >= threshold:
+            return False
+        return meaning is None or max(best_similarity(meaning, query, chunks)) < semantic_match
+
+    uncovered_subs = [sub for sub in analysis.sub_queries if uncovered(sub)]
     any_relevant = any(j.relevance >= RELEVANCE_THRESHOLD for j in judgements)
     sufficient = matched and not uncovered_subs and any_relevant
 

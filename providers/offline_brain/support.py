@@ -60,12 +60,13 @@ def check_answer_support(
     by_number = {p.number: p for p in passages}
     results: list[SentenceSupport] = []
     for sentence in split_sentences(answer):  # a marker after a sentence end stays with it
-        cited = parse_citations(sentence)
+        block = sentence.lstrip().startswith(("```", "~~~"))  # a block the answer shows: copied, or not
+        cited = [] if block else parse_citations(sentence)
         bare = _ANY.lead_re.sub("", CITATION_RE.sub("", sentence).strip()).strip()
         computation = strip_lead(bare)
         score = None  # a yes/no verdict scores as its own value
-        if sentence.lstrip().startswith(("```", "~~~")):  # a block the answer shows: copied, or not
-            cited, supported = [], copied_block(sentence, passages)
+        if block:
+            supported = copied_block(sentence, passages)
         elif computation is not None:  # a shown tool computation: recompute it, find its operands
             evidence = " ".join(by_number[n].text for n in cited if n in by_number).replace(",", "")
             supported = recomputes(computation) and all(o in evidence for o in operands(computation) if cited)
