@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import accumulate
 
 from core.global_intent import global_score, is_global
 from core.names import NameShape, find_titles, name_matches
@@ -63,18 +64,12 @@ TYPE_CUES: dict[QueryType, tuple[Cue, ...]] = {
 
 def _word_boundaries(text: str) -> set[int]:
     """Character offsets where jieba words start or end, so 作用 never fires inside 光合作用."""
-    bounds, pos = {0}, 0
-    for word in segment(text):
-        pos += len(word)
-        bounds.add(pos)
-    return bounds
+    return {0, *accumulate(len(word) for word in segment(text))}
 
 
 def _cue_match(cue: Cue, text: str, bounds: set[int] | None) -> str | None:
     for match in cue.pattern.finditer(text):
-        if bounds is None or not contains_cjk(match.group(0)):
-            return match.group(0)
-        if match.start() in bounds and match.end() in bounds:
+        if bounds is None or not contains_cjk(match.group(0)) or {match.start(), match.end()} <= bounds:
             return match.group(0)
     return None
 
@@ -138,9 +133,8 @@ def exact_terms(question: str) -> list[str]:
 def _zh_entities(question: str) -> list[str]:
     """Chinese names around 和/与/、/对比: the items a comparison or enumeration names."""
     found = zh_list(question.strip().rstrip("？?。"))
-    if not found:
-        return []
-    return [item for item in found[1] if 1 < len(item) <= params().limits.analysis["entity_chars"]]
+    items = found[1] if found else []
+    return [item for item in items if 1 < len(item) <= params().limits.analysis["entity_chars"]]
 
 
 def extract_entities(question: str) -> list[str]:

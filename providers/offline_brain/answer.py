@@ -112,17 +112,14 @@ def candidates(
         pieces = split_sentences(body)
         planted = instruction_sentences(body)
         for position, raw in enumerate(pieces):
-            if addressed_to_reader(raw, planted):
-                continue  # text telling the assistant or reader what to do is data, never answer text
-            if profile.asks_for_code or is_prose(raw):
-                sentence = clean(raw)
-                if sentence:
-                    # the page's date is evidence only when a date is asked
-                    joined = (
-                        dateline + sentence if dateline and position == 0 and "date" in kinds else sentence
-                    )
-                    rows.append((p_index, position, joined))
-                    bodies.append(sentence)
+            # text telling the assistant or reader what to do is data, never answer text
+            sentence = clean(raw) if profile.asks_for_code or is_prose(raw) else ""
+            if not sentence or addressed_to_reader(raw, planted):
+                continue
+            # the page's date is evidence only when a date is asked
+            dated = dateline and position == 0 and "date" in kinds
+            rows.append((p_index, position, dateline + sentence if dated else sentence))
+            bodies.append(sentence)
     sims = meaning.similarity(profile.text, [r[2] for r in rows]) if meaning and rows else [0.0] * len(rows)
     headings = [set(key_terms(p.heading)) for p in passages]
     # what each passage's heading says, by meaning: across languages the section often names the answer
@@ -142,8 +139,7 @@ def candidates(
             "foreign": f.foreign(sentence, profile, cover),
         }
         signals.append(signal)
-        match = weights.writer.score({k: v for k, v in signal.items()})
-        scored.append((match, f.on_question(cover, sim, weights.judge.semantic_match)))
+        scored.append((weights.writer.score(signal), f.on_question(cover, sim, weights.judge.semantic_match)))
     stated = [asked_facts(r[2], kinds, profile.text) for r in rows]
     elsewhere = [f.other_edition(body, profile) for body in bodies]
     # a vote is what the sentence itself says about this occurrence of the event: not the date the page
@@ -276,17 +272,14 @@ def _fuller_first(pool: list[Candidate], language: str, close_to_best: float) ->
     dates = {k: v for k, v in lead.facts.items() if is_date_key(k)}
     if not dates:
         return pool
+    reads = _ANY.reader_date[language]  # a date as the reader's language writes dates
 
     def better(key: str, surface: str) -> bool:
         for mine, written in dates.items():
             fuller = _date_precision(key) > _date_precision(mine) and (
                 compatible(key, mine) or (mine.startswith("?") and key.endswith(mine[1:]))
             )
-            readable = (
-                key == mine
-                and _ANY.reader_date[language].search(surface)
-                and not _ANY.reader_date[language].search(written)
-            )
+            readable = key == mine and reads.search(surface) and not reads.search(written)
             if fuller or readable:
                 return True
         return False
@@ -445,11 +438,9 @@ def extractive_answer(
     ``threshold`` of its key terms and no sentence reaches ``SEMANTIC_MATCH`` by meaning. The
     message then names the question's words the passages lack."""
     profile, weights = as_profile(question), weights or params()
-    language, budget, most = (
-        profile.reader,
-        weights.selection.length_budget[profile.reader],
-        weights.selection.max_rivals,
-    )
+    language = profile.reader
+    budget = weights.selection.length_budget[language]
+    most = weights.selection.max_rivals
     picked = with_blocks(choose(profile, passages, meaning, weights), passages, weights.selection)
     evidence_terms = set().union(*(key_terms(f"{p.heading} {p.text}") for p in passages))
     covered = found_share(profile.terms, evidence_terms) if profile.terms else 1.0

@@ -22,10 +22,11 @@ from providers.offline_brain.compute_values import (
     plan_values,
     sentences,
     stated_range,
+    tool_result,
     value_intent,
 )
 from providers.offline_brain.lexicon import lexicon
-from tools import ToolError, ToolResult, run_tool
+from tools import ToolResult
 from tools.dates import find_dates
 from tools.units import known_units
 
@@ -97,38 +98,32 @@ def _best_pair(question: str, candidates: list[_Candidate]) -> tuple[_Candidate,
     """Two operands from different sentences that together cover the most question terms; for an age,
     the event the question names and the birth date of someone it names."""
     wanted = set(match_terms(question))
+
+    def shared(c: _Candidate) -> int:
+        return len(c.terms & wanted)
+
     if _ANY.age.search(question):
-        births = [c for c in candidates if _ANY.birth.search(c.sentence) and c.terms & wanted]
-        events = [c for c in candidates if not _ANY.birth.search(c.sentence) and c.terms & wanted]
-        if births and events:
-            return (
-                max(births, key=lambda c: len(c.terms & wanted)),
-                max(events, key=lambda c: len(c.terms & wanted)),
-            )
-        return None
-    scored = sorted(candidates, key=lambda c: -len(c.terms & wanted))
-    if not scored or not scored[0].terms & wanted:
+        births = [c for c in candidates if _ANY.birth.search(c.sentence) and shared(c)]
+        events = [c for c in candidates if not _ANY.birth.search(c.sentence) and shared(c)]
+        return (max(births, key=shared), max(events, key=shared)) if births and events else None
+    scored = sorted(candidates, key=lambda c: -shared(c))
+    if not scored or not shared(scored[0]):
         return None
     first = scored[0]
     rest = [c for c in scored[1:] if c.value != first.value and c.sentence != first.sentence]
-    second = max(
-        rest, key=lambda c: (len((c.terms & wanted) - first.terms), len(c.terms & wanted)), default=None
-    )
+    second = max(rest, key=lambda c: (len((c.terms & wanted) - first.terms), shared(c)), default=None)
     if second is None or not (second.terms & wanted) - first.terms:
         return None
     return first, second
 
 
 def _date_candidates(passages: list[Passage], precision_needed: bool) -> list[_Candidate]:
-    found = []
-    for number, sentence in sentences(passages):
-        for date in find_dates(sentence):
-            if precision_needed and date.precision != "day":
-                continue
-            found.append(
-                _Candidate(passage=number, sentence=sentence, value=date.text, terms=match_terms(sentence))
-            )
-    return found
+    return [
+        _Candidate(passage=number, sentence=sentence, value=date.text, terms=match_terms(sentence))
+        for number, sentence in sentences(passages)
+        for date in find_dates(sentence)
+        if not precision_needed or date.precision == "day"
+    ]
 
 
 def _states_count(question: str, passages: list[Passage]) -> bool:
@@ -162,11 +157,8 @@ def _date_span(
         first, second = sorted(pair, key=lambda c: find_dates(c.value)[0].date)
         start, end = first.value, second.value
         operands = [Operand(text=c.value, sentence=c.sentence, passage=c.passage) for c in (first, second)]
-    try:
-        result = run_tool("date_diff", {"start": start, "end": end, "unit": unit})
-    except ToolError:
-        return None
-    return Computation(intent=unit, result=result, operands=operands)
+    result = tool_result("date_diff", {"start": start, "end": end, "unit": unit})
+    return Computation(intent=unit, result=result, operands=operands) if result else None
 
 
 def _conversion(question: str, passages: list[Passage]) -> Computation | None:
@@ -179,12 +171,9 @@ def _conversion(question: str, passages: list[Passage]) -> Computation | None:
     for overlap, number, sentence in overlaps(question, passages):
         for match in _QUANTITY.finditer(sentence) if overlap else ():
             value = float(match.group("value").replace(",", ""))
-            try:
-                result = run_tool(
-                    "unit_convert",
-                    {"value": value, "from_unit": match.group("unit"), "to_unit": target.group("unit")},
-                )
-            except ToolError:  # another dimension: not the quantity asked about
+            units = {"from_unit": match.group("unit"), "to_unit": target.group("unit")}
+            result = tool_result("unit_convert", {"value": value, **units})
+            if result is None:  # another dimension: not the quantity asked about
                 continue
             found.append((overlap, Operand(text=match.group(), sentence=sentence, passage=number), result))
     if not found:
@@ -199,13 +188,8 @@ def _conversion(question: str, passages: list[Passage]) -> Computation | None:
 
 def _arithmetic(question: str) -> Computation | None:
     match = _ANY.expression.search(question)
-    if match is None:
-        return None
-    try:
-        result = run_tool("calculator", {"expression": match.group().strip()})
-    except ToolError:
-        return None
-    return Computation(intent="arithmetic", result=result)
+    result = tool_result("calculator", {"expression": match.group().strip()}) if match else None
+    return Computation(intent="arithmetic", result=result) if result else None
 
 
 def plan_computation(question: str, passages: list[Passage]) -> Computation | None:
@@ -219,17 +203,14 @@ def plan_computation(question: str, passages: list[Passage]) -> Computation | No
         return _conversion(question, passages)
     if intent == "arithmetic":
         return _arithmetic(question)
-    if intent is not None:
-        planned = plan_values(question, passages, intent)
-        if planned is not None:
-            result, used = planned
-            operands = [Operand(text=value, sentence=sentence, passage=n) for n, sentence, value in used]
-            return Computation(
-                intent=intent,
-                result=result,
-                operands=list({o.text + o.sentence: o for o in operands}.values()),
-            )
-    return None
+    planned = plan_values(question, passages, intent) if intent is not None else None
+    if planned is None:
+        return None
+    result, used = planned
+    operands = {
+        value + sentence: Operand(text=value, sentence=sentence, passage=n) for n, sentence, value in used
+    }
+    return Computation(intent=intent, result=result, operands=list(operands.values()))
 
 
 def _marker(numbers: list[int]) -> str:
@@ -239,10 +220,8 @@ def _marker(numbers: list[int]) -> str:
 def computed_answer(question: str, computation: Computation) -> DraftAnswer:
     """The operand sentences with their citations, then the computation and its result."""
     zh = detect_language(question) == "zh"
-    quoted = []
-    for operand in computation.operands:
-        sentence = operand.sentence.rstrip("。.!！?？")
-        quoted.append(f"{sentence}{_marker([operand.passage])}{'。' if zh else '.'}")
+    end = "。" if zh else "."
+    quoted = [f"{o.sentence.rstrip('。.!！?？')}{_marker([o.passage])}{end}" for o in computation.operands]
     shown = computation.result.shown
     if zh and computation.intent in ("years", "days", "span"):
         shown = shown.replace(" years", " 年").replace(" days", " 天")

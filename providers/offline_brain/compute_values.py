@@ -128,11 +128,16 @@ def _mention(question: str, sentence: str, other: str) -> int:
     return min(positions, default=len(question))
 
 
-def _calc(expression: str) -> ToolResult | None:
+def tool_result(name: str, args: dict) -> ToolResult | None:
+    """The tool's result, or None when the tool refuses the call (``ToolError``)."""
     try:
-        return run_tool("calculator", {"expression": expression})
+        return run_tool(name, args)
     except ToolError:
         return None
+
+
+def _calc(expression: str) -> ToolResult | None:
+    return tool_result("calculator", {"expression": expression})
 
 
 def plan_values(

@@ -11,6 +11,7 @@ refer to (a fresh thread) is not guessed at: :func:`needs_clarification` says to
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 from core.chunks import ScoredChunk
 from core.names import NameShape, find_names, name_matches, title_matches
@@ -106,9 +107,7 @@ def _title(text: str) -> str:
 def _items(text: str) -> str:
     """The things a comparison or list names, joined ("向量数据库和全文索引")."""
     parsed = zh_list(text.strip().rstrip("？?。")) if contains_cjk(text) else None
-    if parsed and len(parsed[1]) >= 2:
-        return "和".join(parsed[1][:2])
-    return ""
+    return "和".join(parsed[1][:2]) if parsed else ""  # a list has two items or more
 
 
 class _Conversation:
@@ -136,9 +135,8 @@ class _Conversation:
     def person(self) -> str:
         """A who-question's person is in its answer; otherwise the question's own person comes first."""
         question = self.last_question
-        if _ANY.asks_who.search(question):
-            return _person(self.last_answer) or _person(question) or self.thing()
-        return _person(question) or self.thing()
+        answered = _person(self.last_answer) if _ANY.asks_who.search(question) else ""
+        return answered or _person(question) or self.thing()
 
     def title(self) -> str:
         return _title(self.last_answer) or _title(self.last_question) or self.thing()
@@ -191,10 +189,8 @@ def _zh_referring(question: str) -> tuple[int, int, str] | None:
 
 def _describes(following: list[str]) -> bool:
     """A relative clause "让检索变慢的东西": 的 followed by the noun it describes."""
-    for j, token in enumerate(following[:-1]):
-        if token == "的" and following[j + 1] not in ("吗", "呢", "？", "?", "。", "，", ","):
-            return True
-    return False
+    ends = ("吗", "呢", "？", "?", "。", "，", ",")
+    return any(token == "的" and after not in ends for token, after in pairwise(following))
 
 
 def _split_pronoun(token: str) -> list[str]:
@@ -379,15 +375,12 @@ def _en_resolve(question: str, conversation: _Conversation) -> str:
     if match is None:
         return q
     word = match.group(0).lower()
-    if word in _EN.person:
-        referent = conversation.person()
-        suffix = _EN.person[word]
-    else:
-        referent = conversation.thing()
-        suffix = "'s" if word in ("its", "their") else ""
+    person = word in _EN.person
+    referent = conversation.person() if person else conversation.thing()
+    suffix = _EN.person[word] if person else "'s" if word in ("its", "their") else ""
     if not referent:
         return q
-    if not contains_cjk(referent) and not re.search(r"[A-Z0-9_]", referent) and word not in _EN.person:
+    if not contains_cjk(referent) and not re.search(r"[A-Z0-9_]", referent) and not person:
         referent = f"the {referent}"
     resolved = q[: match.start()] + referent + suffix + q[match.end() :]
     if match.start() == 0:

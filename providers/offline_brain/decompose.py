@@ -33,9 +33,7 @@ ZH_COMPARE_CUES = _ZH.compare_cues
 
 def is_comparative(question: str) -> bool:
     """True when the question asks to contrast two or more things (zh or en cues)."""
-    if any(cue in question for cue in ZH_COMPARE_CUES):
-        return True
-    return bool(_EN.compare_re.search(question))
+    return any(cue in question for cue in ZH_COMPARE_CUES) or bool(_EN.compare_re.search(question))
 
 
 # ---- helpers --------------------------------------------------------------------------------------
@@ -105,9 +103,7 @@ def zh_list(question: str) -> tuple[str, list[str], str] | None:
             while k < len(tokens) and tokens[k].strip() == "":
                 k += 1
         if len(items) >= 2:
-            prefix = "".join(tokens[: j + 1])
-            rest = "".join(tokens[k:])
-            return prefix, items, rest
+            return "".join(tokens[: j + 1]), items, "".join(tokens[k:])
     return None
 
 
@@ -133,9 +129,7 @@ def _zh_comparison(question: str) -> list[str]:
 
 def _zh_enumeration(question: str) -> list[str]:
     """ "A、B 和 C 的 X" → one query per item; needs 、 or 以及 so that plain "A 和 B" names stay whole."""
-    if not any(mark in question for mark in _ZH.enumeration_marks):
-        return []
-    found = zh_list(_strip_end(question))
+    found = zh_list(_strip_end(question)) if any(m in question for m in _ZH.enumeration_marks) else None
     if not found:
         return []
     prefix, items, rest = found
@@ -157,10 +151,7 @@ def _split_last_item(text: str) -> tuple[str, str]:
 def _split_first_item(text: str) -> tuple[str, str]:
     """Split "What were the causes" into ("What were the", "causes") at the last function word."""
     words = text.split()
-    cut = 0
-    for i, word in enumerate(words):
-        if word.lower().strip(",") in _EN.function:
-            cut = i + 1
+    cut = max((i + 1 for i, word in enumerate(words) if word.lower().strip(",") in _EN.function), default=0)
     if cut >= len(words):
         return text, ""
     return " ".join(words[:cut]), " ".join(words[cut:])
@@ -215,8 +206,7 @@ def _en_comparison(question: str) -> list[str]:
     items = [p.strip() for p in _EN.item_separators.split(q[cue.end() :]) if p and p.strip()]
     if len(items) < 2:
         return []
-    last, suffix = _split_last_item(items[-1])
-    items[-1] = last
+    items[-1], suffix = _split_last_item(items[-1])
     prefix = ""
     if " of " in items[0]:
         prefix, items[0] = items[0].rsplit(" of ", 1)
@@ -323,15 +313,11 @@ def _en_bridge(question: str) -> list[str]:
     if nested:
         inner = _EN.each_of.sub("", nested.group("inner"))
         inner_np = _EN.inner_head.match(inner)
-        described = bool(
-            inner_np
-            and (
-                (inner_np.group("head").lower() in _EN.relational and " of " in inner)
-                or _EN.relclause.search(inner)
-                or _EN.ranked.match(inner)
-            )
-        )
-        if described:
+        if inner_np and (  # the inner phrase describes an entity
+            (inner_np.group("head").lower() in _EN.relational and " of " in inner)
+            or _EN.relclause.search(inner)
+            or _EN.ranked.match(inner)
+        ):
             first = _EN.leading_article.sub("", inner)
             return [first, f"{nested.group('r1')} of <{first}>"]
     # "Where was the author of X born?"
@@ -375,14 +361,6 @@ def decompose(question: str) -> list[str]:
     if not question or not question.strip():
         return []
     zh = contains_cjk(question)
-    if is_comparative(question):
-        subs = _zh_comparison(question) if zh else _en_comparison(question)
-        if subs:
-            return subs
-    subs = _clauses(question)
-    if subs:
-        return subs
-    subs = bridge_hops(question)
-    if subs:
-        return subs
-    return _zh_enumeration(question) if zh else _en_enumeration(question)
+    readings = [_zh_comparison if zh else _en_comparison] if is_comparative(question) else []
+    readings += [_clauses, bridge_hops, _zh_enumeration if zh else _en_enumeration]
+    return next((subs for read in readings if (subs := read(question))), [])

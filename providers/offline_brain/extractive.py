@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.schemas import Passage
 from core.text import detect_language, parse_citations, split_sentences
@@ -98,9 +98,7 @@ def compress_passages(
         if used + cost > token_budget:
             if used == 0:  # the single best sentence is too long: cut it rather than return nothing
                 cut = truncate_to_tokens(item.sentence, max(token_budget - 1, 1))
-                chosen.setdefault(item.passage_index, []).append(
-                    _Scored(item.passage_index, item.position, cut, item.score, item.terms)
-                )
+                chosen.setdefault(item.passage_index, []).append(replace(item, sentence=cut))
                 used = token_budget
             continue
         chosen.setdefault(item.passage_index, []).append(item)

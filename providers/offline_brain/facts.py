@@ -173,9 +173,8 @@ def _dates(text: str) -> dict[str, tuple[float, str]]:
             day = re.sub(r"\D", "", parts.get("d") or "") or None
             _add_date(found, parts["y"], month, day, m.group(0))
     for m in _ZH.date.finditer(text):
-        if m.group(0).strip() and (m.group("y") or m.group("mm")):
-            if any(a <= m.start() < b for a, b in taken):
-                continue
+        free = not any(a <= m.start() < b for a, b in taken)
+        if free and m.group(0).strip() and (m.group("y") or m.group("mm")):
             _add_date(found, m.group("y"), m.group("mm"), m.group("d"), m.group(0).strip())
     return found
 

@@ -46,11 +46,8 @@ def score_signal(chunks: list[ScoredChunk]) -> list[float]:
     rank = {i: r for r, i in enumerate(order)}
     hi, lo = max(raw), min(raw)
     spread = hi - lo
-    out = []
-    for i, value in enumerate(raw):
-        relative = 1.0 if spread <= 1e-12 else (value - lo) / spread
-        out.append(0.5 / (1 + rank[i]) + 0.5 * relative)
-    return out
+    relative = [1.0 if spread <= 1e-12 else (value - lo) / spread for value in raw]
+    return [0.5 / (1 + rank[i]) + 0.5 * share for i, share in enumerate(relative)]
 
 
 def chunk_sentences(chunk: ScoredChunk) -> list[str]:
@@ -72,12 +69,8 @@ def best_similarity(meaning: Meaning | None, query: str, chunks: list[ScoredChun
         return [0.0] * len(chunks)
     pieces = [chunk_sentences(c) for c in chunks]
     flat = [s for group in pieces for s in group]
-    sims = meaning.similarity(query, flat) if flat else []
-    out, at = [], 0
-    for group in pieces:
-        out.append(max(sims[at : at + len(group)], default=0.0))
-        at += len(group)
-    return out
+    sims = iter(meaning.similarity(query, flat) if flat else [])
+    return [max((next(sims) for _ in group), default=0.0) for group in pieces]
 
 
 def evaluate(
@@ -125,18 +118,15 @@ def evaluate(
     best_meaning = max((sims[i] for i in top), default=0.0)
     matched = covered >= threshold or best_meaning >= semantic_match
 
-    uncovered_subs: list[str] = []
-    for sub in analysis.sub_queries:
+    def uncovered(sub: str) -> bool:
+        """No chunk holds the sub-query's terms (``threshold``) nor says it by meaning."""
         query = strip_bridge(sub)
         sub_terms = profile_for(query).terms
-        if not sub_terms:
-            continue
-        lexical = max(found_share(sub_terms, found) for found in chunk_terms)
-        if lexical >= threshold:
-            continue
-        if meaning is not None and max(best_similarity(meaning, query, chunks)) >= semantic_match:
-            continue
-        uncovered_subs.append(sub)
+        if not sub_terms or max(found_share(sub_terms, found) for found in chunk_terms) >= threshold:
+            return False
+        return meaning is None or max(best_similarity(meaning, query, chunks)) < semantic_match
+
+    uncovered_subs = [sub for sub in analysis.sub_queries if uncovered(sub)]
     any_relevant = any(j.relevance >= RELEVANCE_THRESHOLD for j in judgements)
     sufficient = matched and not uncovered_subs and any_relevant
 
@@ -208,9 +198,7 @@ def pointed_to(question: str, chunks: list[ScoredChunk]) -> list[str]:
         found = find_names(text, _NAME_SHAPE) + [
             m.group(0) for m in title_matches(text, limits["title_chars"])
         ]
-        for name in found:
-            if name.lower() not in asked and name.lower() != chunk.chunk.title.lower():
-                names.append(name)
+        names += [n for n in found if n.lower() not in asked and n.lower() != chunk.chunk.title.lower()]
     return list(dict.fromkeys(names))
 
 

@@ -54,10 +54,8 @@ class Lexicon:
 
     def shared(self, use: str) -> dict:
         """Entry ``use`` of whichever language holds it (a piece other entries are built from)."""
-        found = [
-            self.entries[language][use] for language in LANGUAGES if use in self.entries.get(language, {})
-        ]
-        return found[0] if found else self.entry(use, "any")
+        holder = next((language for language in LANGUAGES if use in self.entries.get(language, {})), "any")
+        return self.entry(use, holder)
 
     def regex(self, entry: dict, **given: str) -> re.Pattern[str]:
         """A stored regex (``{"regex": ..., "flags": ["IGNORECASE"]}``); ``"fill": {"month": "facts.month"}``
@@ -103,10 +101,8 @@ class Lexicon:
                     continue
                 body = self.alternation(use, language)
                 bounded = rf"(?:{body})\b" if language == "en" else f"(?:{body})"
-                if entry.get("match") == "opening":
-                    parts.append("^" + bounded)
-                else:
-                    parts.append((r"\b" if language == "en" else "") + bounded)
+                opening = "^" if entry.get("match") == "opening" else r"\b" if language == "en" else ""
+                parts.append(opening + bounded)
             if not parts:
                 raise KeyError(f"no word list named {use!r} in {DATA}")
             self._patterns[use] = re.compile("|".join(parts), re.IGNORECASE)

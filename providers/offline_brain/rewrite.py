@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import count
 
 from core.schemas import RetrievalEvaluation, strip_bridge
 from core.text import contains_cjk
@@ -54,7 +55,5 @@ def rewrite_query(question: str, evaluation: RetrievalEvaluation, tried: list[st
         if normalise_query(candidate) not in seen:
             return candidate
     base = candidate_rewrites(question, evaluation)[0]
-    n = 2
-    while normalise_query(f"{base} ({n})") in seen:
-        n += 1
+    n = next(n for n in count(2) if normalise_query(f"{base} ({n})") not in seen)
     return f"{base} ({n})"

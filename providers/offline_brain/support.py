@@ -60,37 +60,32 @@ def check_answer_support(
     by_number = {p.number: p for p in passages}
     results: list[SentenceSupport] = []
     for sentence in split_sentences(answer):  # a marker after a sentence end stays with it
-        if sentence.lstrip().startswith(("```", "~~~")):  # a block the answer shows: copied, or not
-            ok = copied_block(sentence, passages)
-            results.append(SentenceSupport(sentence=sentence, cited=[], supported=ok, score=float(ok)))
-            continue
-        cited = parse_citations(sentence)
+        block = sentence.lstrip().startswith(("```", "~~~"))  # a block the answer shows: copied, or not
+        cited = [] if block else parse_citations(sentence)
         bare = _ANY.lead_re.sub("", CITATION_RE.sub("", sentence).strip()).strip()
         computation = strip_lead(bare)
-        if computation is not None:  # a shown tool computation: recompute it, find its operands
+        score = None  # a yes/no verdict scores as its own value
+        if block:
+            supported = copied_block(sentence, passages)
+        elif computation is not None:  # a shown tool computation: recompute it, find its operands
             evidence = " ".join(by_number[n].text for n in cited if n in by_number).replace(",", "")
-            ok = recomputes(computation) and all(o in evidence for o in operands(computation) if cited)
-            results.append(SentenceSupport(sentence=sentence, cited=cited, supported=ok, score=float(ok)))
-            continue
-        if not cited:
-            ok = _not_a_claim(bare)
-            results.append(SentenceSupport(sentence=sentence, cited=[], supported=ok, score=float(ok)))
-            continue
-        known = [by_number[n] for n in cited if n in by_number]
-        evidence = " ".join(f"{p.heading} {p.text}" for p in known)
-        terms = key_terms(bare)
-        lexical = coverage(terms, evidence) if terms else float(bool(evidence))
-        similar = 0.0
-        if meaning is not None and known and bare:
-            pieces = [s for p in known for s in split_sentences(p.text)]
-            similar = max(meaning.similarity(bare, pieces), default=0.0)
-        folded = _fold(evidence)
-        stated = all(_fold(item) in folded for item in specifics(bare))
-        valid = len(known) == len(cited)
-        supported = valid and stated and (lexical >= threshold or similar >= params().other.support_match)
-        results.append(
-            SentenceSupport(
-                sentence=sentence, cited=cited, supported=supported, score=round(max(lexical, similar), 3)
-            )
-        )
+            supported = recomputes(computation) and all(o in evidence for o in operands(computation) if cited)
+        elif not cited:
+            supported = _not_a_claim(bare)
+        else:
+            known = [by_number[n] for n in cited if n in by_number]
+            evidence = " ".join(f"{p.heading} {p.text}" for p in known)
+            terms = key_terms(bare)
+            lexical = coverage(terms, evidence) if terms else float(bool(evidence))
+            similar = 0.0
+            if meaning is not None and known and bare:
+                pieces = [s for p in known for s in split_sentences(p.text)]
+                similar = max(meaning.similarity(bare, pieces), default=0.0)
+            folded = _fold(evidence)
+            stated = all(_fold(item) in folded for item in specifics(bare))
+            valid = len(known) == len(cited)
+            supported = valid and stated and (lexical >= threshold or similar >= params().other.support_match)
+            score = round(max(lexical, similar), 3)
+        shown = float(supported) if score is None else score
+        results.append(SentenceSupport(sentence=sentence, cited=cited, supported=supported, score=shown))
     return results
