@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from core.schemas import Citation, Passage, SentenceSupport
 from core.text import CITATION_RE, parse_citations, replace_citations
@@ -73,3 +74,21 @@ def renumber(
 def renumber_by_first_use(answer: str, passages: list[Passage]) -> tuple[str, list[Passage]]:
     text, renumbered, _ = renumber(answer, passages, [], first_use_numbers(answer, passages))
     return text, renumbered
+
+
+def check_as_written(
+    check: Callable[[str, list[Passage]], list[SentenceSupport]],
+    answer: str,
+    passages: list[Passage],
+    written_order: list[str],
+) -> list[SentenceSupport]:
+    """``check`` run on the answer as the writer numbered it, its passages in the writer's order
+    (``written_order``: their chunk ids), the result in the reader's numbering. A model server that keeps
+    the previous request's tokens (llama.cpp) then reads only the check's task and sentences."""
+    position = {chunk_id: n for n, chunk_id in enumerate(written_order, start=1)}
+    as_written = {p.number: position.get(p.chunk_id, 0) for p in passages}
+    if 0 in as_written.values() or all(old == new for old, new in as_written.items()):
+        return check(answer, passages)
+    text, shown, _ = renumber(answer, passages, [], as_written)
+    back = {new: old for old, new in as_written.items()}
+    return renumber(text, shown, check(text, shown), back)[2]

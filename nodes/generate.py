@@ -11,7 +11,7 @@ from core.cues import instruction_sentences
 from core.global_intent import global_scope
 from core.schemas import DraftAnswer, Passage
 from core.trace import Decision
-from nodes.citations import citations_for, strip_unknown_markers
+from nodes.citations import citations_for, renumber_by_first_use, strip_unknown_markers
 from nodes.common import ctx, event, question_of
 from nodes.context import AgentContext
 from nodes.state import AgentState
@@ -49,9 +49,8 @@ def generate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     context = ctx(runtime)
     passages = state.get("passages") or []
     draft = write_draft(state, context, passages)
-    # Numbered as the writer saw them: verify checks the answer so (a model server then reuses the
-    # writer's prompt) and renumbers by first use after.
-    answer = strip_unknown_markers(draft.answer, passages)
+    written_order = [p.chunk_id for p in passages]  # verify checks the answer as the writer numbered it
+    answer, passages = renumber_by_first_use(strip_unknown_markers(draft.answer, passages), passages)
     citations = citations_for(answer, passages)
     insufficient = draft.insufficient or not passages
     decision = Decision.INSUFFICIENT if insufficient else Decision.ANSWERED
@@ -65,6 +64,7 @@ def generate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     return {
         "answer": answer,
         "passages": passages,
+        "written_order": written_order,
         "citations": citations,
         "insufficient": insufficient,
         "trace": [

@@ -16,7 +16,7 @@ from core.confidence import answer_confidence, needs_review
 from core.schemas import Citation, SentenceSupport
 from core.trace import Decision
 from nodes.cache import CACHED
-from nodes.citations import citations_for, first_use_numbers, renumber
+from nodes.citations import check_as_written, citations_for
 from nodes.common import ctx, event
 from nodes.context import AgentContext
 from nodes.policy import ANSWERED_BEFORE_SEARCH
@@ -66,7 +66,8 @@ def verify(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         }
     passages = state.get("passages") or []
     answer = state.get("answer") or ""
-    support = context.brain.verify(answer, passages) if passages and answer else []
+    order = state.get("written_order") or []
+    support = check_as_written(context.brain.verify, answer, passages, order) if passages and answer else []
     unsupported = [s for s in support if not s.supported]
     citations = state.get("citations") or []
     update: dict[str, Any] = {"support": support}
@@ -76,11 +77,6 @@ def verify(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         citations = citations_for(answer, passages)
         update.update(answer=answer, citations=citations)
         decision = Decision.REMOVED_UNSUPPORTED
-    numbers = first_use_numbers(answer, passages)
-    if any(old != new for old, new in numbers.items()):  # the writer's numbering -> the reader's
-        answer, passages, support = renumber(answer, passages, support, numbers)
-        citations = citations_for(answer, passages)
-        update.update(answer=answer, passages=passages, citations=citations, support=support)
     supported = len(support) - len(unsupported)
     review = confidence_of(state, supported, len(support), threshold)
     update.update(review)

@@ -14,7 +14,7 @@ from config import load_settings
 from core.schemas import Passage
 from core.text import parse_citations, split_sentences
 from graph.builder import build_graph
-from graph.run import ask
+from graph.run import ask, build_input, run_config
 from ingestion.indexing import index_chunks
 from nodes.context import AgentContext
 from providers import prompts
@@ -242,14 +242,22 @@ def test_the_support_check_repeats_the_writers_passages_and_the_reader_sees_the_
 
     openai_server.responder = cite_the_last_passage
     context = context_for(openai_server.base_url, llm_model="qwen2.5-coder-1.5b", llm_roles="all")
-    result = ask(build_graph(), question, context=context)
+    updates = build_graph().stream(
+        build_input(question, None, None),
+        config=run_config(context, None),
+        context=context,
+        stream_mode="updates",
+    )
+    by_node = {node: update for step in updates for node, update in step.items()}
     [written] = [body for body in openai_server.requests if step_of(body) == "answer"]
     [checked] = [body for body in openai_server.requests if step_of(body) == "check_support"]
     shown = user_text(written).split("</context>")[0]
     assert user_text(checked).startswith(shown + "</context>\n\n")
     assert len(re.findall(r"^\[(\d+)\] ", shown, re.M)) >= 2  # a later passage was cited
-    assert parse_citations(result.answer) == [1]
-    assert result.citations[0].chunk_id == result.passages[0].chunk_id
+    # what a client streams (the generate step's answer) and the checked result both read [1] first
+    generated, checked_support = by_node["generate"], by_node["verify"]["support"]
+    assert parse_citations(generated["answer"]) == [1] and [s.cited for s in checked_support] == [[1]]
+    assert generated["citations"][0].chunk_id == generated["passages"][0].chunk_id
 
 
 def test_the_writer_of_a_packaged_small_model_reads_a_smaller_context(context_for, openai_server):
