@@ -52,14 +52,16 @@ def renumber_markers(text: str, new_number: dict[int, int]) -> str:
     )
 
 
-def renumber(
-    answer: str, passages: list[Passage], support: list[SentenceSupport], new_number: dict[int, int]
-) -> tuple[str, list[Passage], list[SentenceSupport]]:
-    """The answer, its passages and their sentence checks with every passage renumbered, so each
-    marker still points at its passage."""
+def renumber(answer: str, passages: list[Passage], new_number: dict[int, int]) -> tuple[str, list[Passage]]:
+    """The answer and its passages with every passage renumbered, so each marker still points at it."""
     by_number = {p.number: p for p in passages}
     renumbered = [by_number[old].model_copy(update={"number": new}) for old, new in new_number.items()]
-    checks = [
+    return renumber_markers(answer, new_number), sorted(renumbered, key=lambda p: p.number)
+
+
+def renumber_checks(support: list[SentenceSupport], new_number: dict[int, int]) -> list[SentenceSupport]:
+    """Sentence checks with their markers and cited numbers renumbered the same way."""
+    return [
         s.model_copy(
             update={
                 "sentence": renumber_markers(s.sentence, new_number),
@@ -68,12 +70,10 @@ def renumber(
         )
         for s in support
     ]
-    return renumber_markers(answer, new_number), sorted(renumbered, key=lambda p: p.number), checks
 
 
 def renumber_by_first_use(answer: str, passages: list[Passage]) -> tuple[str, list[Passage]]:
-    text, renumbered, _ = renumber(answer, passages, [], first_use_numbers(answer, passages))
-    return text, renumbered
+    return renumber(answer, passages, first_use_numbers(answer, passages))
 
 
 def check_as_written(
@@ -89,6 +89,5 @@ def check_as_written(
     as_written = {p.number: position.get(p.chunk_id, 0) for p in passages}
     if 0 in as_written.values() or all(old == new for old, new in as_written.items()):
         return check(answer, passages)
-    text, shown, _ = renumber(answer, passages, [], as_written)
     back = {new: old for old, new in as_written.items()}
-    return renumber(text, shown, check(text, shown), back)[2]
+    return renumber_checks(check(*renumber(answer, passages, as_written)), back)
