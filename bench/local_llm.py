@@ -16,7 +16,8 @@ Configurations are ``AGENTIC_RAG_LLM_ROLES`` values (``write``, ``write,judge``,
 - s_p50 / s_p95: seconds per question; first_token_p50: seconds to the first streamed answer token
   (questions whose answer the model streamed);
 - calls/q, prompt tokens per call, completion tokens per question (tiktoken cl100k, as the trace counts);
-- capped: replies the server stopped at the step's max_tokens; fallbacks: steps the offline role took
+- capped: replies the server stopped at the step's max_tokens; runaway: streamed answers cut where they
+  began to loop or copy out the passages (providers/brain/runaway.py); fallbacks: steps the offline role took
   over; attached / removed: citations the project attached and sentences it removed.
 
     nice -n 10 python bench/local_llm.py rgb_en_fact --limit 10 --model qwen2.5-coder-0.5b --configs write all
@@ -170,6 +171,7 @@ def run_config_rows(args: argparse.Namespace, base_url: str | None, roles: str) 
                 "tokens_in": sum(e.tokens_in for e in result.trace),
                 "tokens_out": sum(e.tokens_out for e in result.trace),
                 "capped": sum(e.counts.get("capped", 0) for e in result.trace),
+                "runaway": sum(e.counts.get("runaway", 0) for e in result.trace),
                 "fallbacks": sum(1 for e in result.trace if e.fallback_reason),
                 "fallback_reasons": [
                     f"{e.node}: {e.fallback_reason}" for e in result.trace if e.fallback_reason
@@ -207,6 +209,7 @@ def summarise(rows: list[dict[str, Any]], roles: str) -> dict[str, Any]:
         "prompt_tokens_per_call": sum(r["tokens_in"] for r in rows) / calls if calls else 0.0,
         "completion_tokens_per_q": sum(r["tokens_out"] for r in rows) / len(rows),
         "capped": sum(r["capped"] for r in rows),
+        "runaway": sum(r["runaway"] for r in rows),
         "fallbacks": sum(r["fallbacks"] for r in rows),
         "attached": sum(r["attached"] for r in rows),
         "removed": sum(r["removed"] for r in rows),
@@ -241,6 +244,7 @@ COLUMNS = [
     "prompt_tokens_per_call",
     "completion_tokens_per_q",
     "capped",
+    "runaway",
     "fallbacks",
     "attached",
     "removed",

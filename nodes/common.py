@@ -60,7 +60,7 @@ def event(
     """One trace entry; includes the brain's model calls and fallbacks during this node."""
     calls = context.brain.calls.drain() if context is not None else []
     reasons = [f"{c.step}: {c.error or 'fallback'}" for c in calls if c.fallback]
-    for name in ("capped", "citations_attached", "sentences_removed"):  # what the bounds and the citer did
+    for name in ("capped", "runaway", "citations_attached", "sentences_removed"):  # bounds and citer at work
         if total := sum(getattr(c, name) for c in calls):
             counts[name] = total
     entry = TraceEvent(

@@ -156,6 +156,57 @@ def test_a_streamed_answer_stopped_at_its_cap_is_replaced_by_the_offline_answer(
     assert result.answer == ask(build_graph(), "What does error code E-4711 mean?", context=offline).answer
 
 
+def test_an_answer_that_starts_copying_out_its_passages_is_cut_there_and_kept(context_for, openai_server):
+    def echo(body):
+        if step_of(body) != "answer":
+            return plausible_reply(body)
+        entries = re.findall(r"^\[\d+\] .*$", user_text(body), re.M)  # the context, as the prompt lists it
+        return reply(plausible_reply(body).text + ".\n\n" + "\n\n".join(entries * 5))
+
+    openai_server.responder = echo
+    context = context_for(openai_server.base_url, llm_roles="write")
+    result = ask(build_graph(), "What does error code E-4711 mean?", context=context)
+    [generate] = [e for e in result.trace if e.node == "generate"]
+    assert not generate.fallback_reason and generate.counts.get("runaway") == 1
+    assert "E-4711" in result.answer and "\n\n[" not in result.answer and "›" not in result.answer
+
+
+@pytest.mark.parametrize("question", ["What does error code E-4711 mean?", "混合检索是如何合并结果的？"])
+def test_an_answer_that_repeats_itself_keeps_one_copy_and_the_stream_is_closed(
+    context_for, openai_server, question
+):
+    def loop(body):
+        if step_of(body) != "answer":
+            return plausible_reply(body)
+        return reply((plausible_reply(body).text + ". ") * 300)  # far past the character cap
+
+    openai_server.responder = loop
+    context = context_for(openai_server.base_url, llm_roles="write")
+    result = ask(build_graph(), question, context=context)
+    [generate] = [e for e in result.trace if e.node == "generate"]
+    assert not generate.fallback_reason and generate.counts.get("runaway") == 1
+    sentence = re.sub(r"\s*\[\d+\]", "", split_sentences(result.answer)[0]).strip(" .。")
+    assert len(sentence) > 10 and result.answer.count(sentence) == 1
+    assert "answer cut at" not in result.answer  # stopped at the loop, long before the character cap
+
+
+def test_an_answer_that_only_copies_out_its_passages_is_replaced_by_the_offline_answer(
+    context_for, openai_server
+):
+    def echo(body):
+        if step_of(body) != "answer":
+            return plausible_reply(body)
+        return reply("\n\n".join(re.findall(r"^\[\d+\] .*$", user_text(body), re.M)))
+
+    openai_server.responder = echo
+    context = context_for(openai_server.base_url, llm_roles="write")
+    result = ask(build_graph(), "What does error code E-4711 mean?", context=context)
+    [generate] = [e for e in result.trace if e.node == "generate"]
+    assert "answer reply copied out the passages before answering" in generate.fallback_reason
+    offline = context_for(openai_server.base_url, brain="offline")
+    assert result.answer == ask(build_graph(), "What does error code E-4711 mean?", context=offline).answer
+
+
 # --------------------------------------------------------------------------------------------------
 # Roles
 

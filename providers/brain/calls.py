@@ -24,6 +24,7 @@ class ModelCall:
     fallback: bool = False
     error: str | None = None
     capped: int = 0  # replies the server stopped at the step's max_tokens
+    runaway: int = 0  # streamed answers cut where they began to loop or copy out the passages
     citations_attached: int = 0  # answer sentences the project cited itself (providers/brain/citing.py)
     sentences_removed: int = 0  # answer sentences no passage supports, removed
     started: float = field(default_factory=time.perf_counter)

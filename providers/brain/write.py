@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator
 
 from langchain_core.messages import HumanMessage
 
@@ -12,6 +12,7 @@ from providers import prompts
 from providers.brain.chat import THINK_RE, Chat, messages
 from providers.brain.citing import Citer
 from providers.brain.errors import ModelGaveUp
+from providers.brain.runaway import kept_before, runaway
 from providers.meaning import Meaning
 from providers.offline_brain.answer import extractive_answer
 from providers.offline_brain.compute import computation_intent, computed_answer, plan_computation
@@ -81,7 +82,7 @@ class LLMWriter:
         if results:
             note = prompts.TOOL_RESULTS_NOTE.format(results="\n".join(f"- {r.shown}" for r in results))
             asked = [*asked, HumanMessage(note)]
-        text = THINK_RE.sub("", read_capped(self.chat.stream("answer", asked), self.max_chars)).strip()
+        text = THINK_RE.sub("", self._read(self.chat.stream("answer", asked), passages)).strip()
         if not text:
             raise ModelGaveUp("empty answer")
         draft = draft_from_text(text)
@@ -101,6 +102,35 @@ class LLMWriter:
             raise ModelGaveUp(f"answer rejected: {reason}")
         draft.tool_calls = [r.model_dump() for r in results]
         return draft
+
+    def _read(self, pieces: Iterator[str], passages: list[Passage]) -> str:
+        """The streamed answer, read no further than ``max_chars`` (then marked cut) or than the point
+        where it stops answering (providers/brain/runaway.py: a loop, or the passages copied out); the
+        stream is closed there, so the server stops generating."""
+        received = ""
+        try:
+            for piece in pieces:
+                received += piece
+                if len(received) > self.max_chars:
+                    return received[: self.max_chars].rstrip() + ANSWER_CUT_NOTE.format(limit=self.max_chars)
+                stopped = runaway(received, passages)
+                if stopped is not None:
+                    return self._kept(received, *stopped)
+        finally:
+            close = getattr(pieces, "close", None)
+            if close is not None:
+                close()
+        return received
+
+    def _kept(self, received: str, at: int, how: str) -> str:
+        """What came before a runaway reply went wrong (counted in the step's call record)."""
+        record = self.chat.log.current()
+        if record is not None:
+            record.runaway += 1
+        kept = kept_before(received, at)
+        if not kept:
+            raise ModelGaveUp(f"answer reply {how} before answering")
+        return kept
 
     def _cite(self, text: str, passages: list[Passage]) -> str:
         """The answer with supporting citations attached and unsupported claims removed (the counts go
@@ -128,18 +158,6 @@ class LLMWriter:
             except ToolError:
                 continue
         return results
-
-
-def read_capped(pieces: Iterable[str], limit: int) -> str:
-    """The streamed text, reading no further once it passes ``limit`` characters (then marked cut)."""
-    kept: list[str] = []
-    size = 0
-    for piece in pieces:
-        kept.append(piece)
-        size += len(piece)
-        if size > limit:
-            return "".join(kept)[:limit].rstrip() + ANSWER_CUT_NOTE.format(limit=limit)
-    return "".join(kept)
 
 
 def draft_from_text(text: str) -> DraftAnswer:
