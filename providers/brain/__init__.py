@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from providers import prompts
 from providers.brain.analyze import LLMAnalyzer, OfflineAnalyzer
 from providers.brain.answerability.gate import AnswerabilityGate
 from providers.brain.calls import CallLog, ModelCall
@@ -136,7 +137,14 @@ def llm_brain(
         "rewrite": LLMRewriter(chat),
         "contextualize": LLMContextualizer(chat),
         "compress": LLMCompressor(chat),
-        "write": LLMWriter(chat, answer_check, max_answer_chars, citer, trust_refusal=not small_model),
+        "write": LLMWriter(
+            chat,
+            answer_check,
+            max_answer_chars,
+            citer,
+            trust_refusal=not small_model,
+            system=prompts.COMPACT_SYSTEM if compact else prompts.ANSWER_SYSTEM,
+        ),
         "verify": LLMVerifier(chat, compact=compact),
     }
     if compact:  # the compact judge showed the offline compressor's sentences: the writer reads those
