@@ -42,10 +42,7 @@ def post(
 ) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": model,
-        "messages": [
-            {"role": "system", "content": prompts.COMPACT_SYSTEM},
-            {"role": "user", "content": user},
-        ],
+        "messages": [{"role": "system", "content": prompts.ANSWER_SYSTEM}, {"role": "user", "content": user}],
         "max_tokens": max_tokens,
         "temperature": 0,
         "stream": stream,

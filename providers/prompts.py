@@ -44,6 +44,27 @@ Reply with one JSON object only:
 - otherwise list what is missing and suggest retry_keyword (exact names or codes), retry_vector
   (paraphrased concepts), multi_hop (a part of a multi-part question) or rewrite"""
 
+# The compact requests (issue 22), for small models on a 2-core machine, where every prompt token costs
+# ~50 ms and every generated one ~120 ms: replies with no free text (names and exact tokens come from the
+# offline rules, providers/brain/analyze.py), and every request under the writer's system prompt
+# (ANSWER_SYSTEM) with its task at the end, so consecutive requests share their first tokens and a
+# llama.cpp server (which keeps the previous request's processed tokens) evaluates only what differs.
+ANALYZE_COMPACT_TASK = """Do not answer yet. First classify the question for the search engine. Reply with one
+JSON object only: {"query_type": "factual", "complexity": "simple", "recommended_strategy": "hybrid"}
+- query_type: factual, analytical, comparative or procedural; complexity: simple, moderate or complex
+- recommended_strategy: keyword (exact codes, names, versions), vector (paraphrased concepts), hybrid,
+  multi_hop (several parts or a chain of facts) or global (summarise a whole document or collection)"""
+
+# The compact judge asks about the writer's own passages and question, so the writer's request that
+# follows repeats the judge's prompt up to this task.
+JUDGE_COMPACT_TASK = """Do not answer yet. First judge the passages above. Reply with one JSON object only:
+{"relevance": [8, 1], "is_sufficient": true, "missing_info": [], "suggested_action": "answer"}
+- relevance: one integer per passage, in passage order, from 0 (unrelated) to 10 (directly answers)
+- is_sufficient only when the passages together hold everything the answer needs
+- otherwise name what is missing (at most 2, a few words each) and set suggested_action to retry_keyword
+  (exact names or codes), retry_vector (paraphrased concepts), multi_hop (a part of a multi-part
+  question) or rewrite"""
+
 REWRITE_SYSTEM = """You write search queries. Write ONE new query that targets the missing information and
 differs from every query already tried. Keep exact names, codes and numbers; use the question's language.
 Reply with the query only."""
@@ -71,37 +92,11 @@ For each numbered answer sentence decide whether the passages it cites support i
 citations counts as supported only when it makes no factual claim (e.g. it says information is missing).
 Reply with one JSON object only, one flag per sentence in order: {{"supported": [true, false]}}"""
 
-# The compact requests (issue 22), for small models on a 2-core machine, where every prompt token costs
-# ~20 ms and every generated one ~60 ms: replies with no free text (names and exact tokens come from the
-# offline rules, providers/brain/analyze.py), and every request under one system prompt, the writer's
-# with each step's instructions after it, so the instructions are read once and stay in a llama.cpp
-# server's cache (it keeps the previous request's processed tokens), and consecutive requests about the
-# same passages share everything up to the one line that names their step.
-COMPACT_STEPS = """Some requests ask for one step instead of the answer: they end with "Step: <name>". Reply to a
-step with its JSON object only, no other text:
-- classify (the question, for the search engine): {"query_type": "factual", "complexity": "simple",
-  "recommended_strategy": "hybrid"}. query_type: factual, analytical, comparative or procedural;
-  complexity: simple, moderate or complex; recommended_strategy: keyword (exact codes, names, versions),
-  vector (paraphrased concepts), hybrid, multi_hop (several parts or a chain of facts) or global
-  (summarise a whole document or collection)
-- judge (the passages, for the question): {"relevance": [8, 1], "is_sufficient": true, "missing_info": [],
-  "suggested_action": "answer"}. relevance: one integer per passage, in passage order, from 0 (unrelated)
-  to 10 (directly answers); is_sufficient only when the passages together hold everything the answer
-  needs; otherwise name what is missing (at most 2, a few words each) and set suggested_action to
-  retry_keyword (exact names or codes), retry_vector (paraphrased concepts), multi_hop (a part of a
-  multi-part question) or rewrite
-- check (the numbered answer sentences, against the passages): {"supported": [true, false]}, one flag per
-  sentence in order; a sentence is supported when the passages it cites state it, one without citations
-  only when it makes no factual claim"""
-
-COMPACT_SYSTEM = f"{ANSWER_SYSTEM}\n\n{COMPACT_STEPS}"
-
-# Each compact request's last line: the analysis after its question, the judge after the writer's prompt
-# (so the writer's request that follows repeats the judge's up to here), the check after the writer's
-# passages and before the answer's sentences.
-ANALYZE_COMPACT_TASK = "Step: classify. Do not answer the question yet."
-JUDGE_COMPACT_TASK = "Step: judge. Do not answer the question yet."
-CHECK_SUPPORT_COMPACT_TASK = "Step: check. Do not answer the question again."
+# The compact support check shows the writer's passages (all of them) before its task: the writer's
+# prompt prefix again.
+CHECK_SUPPORT_COMPACT_TASK = """Do not answer. Check the answer sentences below against the passages above: a
+sentence is supported when the passages it cites state it; a sentence without citations only when it makes
+no factual claim. Reply with one JSON object only, one flag per sentence in order: {"supported": [true, false]}"""
 
 JSON_RETRY = "That reply could not be used ({error}). Reply again with the JSON object only, no other text."
 

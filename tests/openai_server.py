@@ -95,7 +95,6 @@ STEP_BY_SYSTEM = {
     prompts.CONTEXTUALIZE_SYSTEM: "contextualize",
     prompts.COMPRESS_SYSTEM: "compress",
     prompts.ANSWER_SYSTEM: "answer",
-    prompts.COMPACT_SYSTEM: "answer",  # compact requests of other steps are told apart by their task line
     prompts.CHECK_SUPPORT_SYSTEM: "check_support",
     prompts.TOOLS_SYSTEM: "tools",
 }
@@ -109,8 +108,7 @@ def user_text(body: dict[str, Any]) -> str:
     return "\n".join(_text(m.get("content")) for m in body.get("messages", []) if m.get("role") == "user")
 
 
-# The compact requests all ask under one system prompt (prompts.COMPACT_SYSTEM); their task line tells
-# them apart.
+# The compact requests all ask under the writer's system prompt; their task text tells them apart.
 STEP_BY_COMPACT_TASK = {
     prompts.ANALYZE_COMPACT_TASK: "analyze",
     prompts.JUDGE_COMPACT_TASK: "judge",

@@ -651,7 +651,7 @@ def test_a_compact_analysis_asks_the_model_to_classify_and_the_rules_for_parts_n
     analysis = brain.analyze(question)
     [body] = openai_server.requests
     assert _schema_keys(body) == {"query_type", "complexity", "recommended_strategy"}
-    assert system_text(body) == prompts.COMPACT_SYSTEM and question in user_text(body)  # the shared prefix
+    assert system_text(body) == prompts.ANSWER_SYSTEM and question in user_text(body)  # the shared prefix
     offline = fallback.analyze(question)
     assert (analysis.query_type, analysis.complexity, analysis.recommended_strategy) == tuple(
         verdict.values()
@@ -714,7 +714,7 @@ def test_a_compact_judge_reads_relevance_in_passage_order_and_fills_the_rest_fro
     openai_server.script(reply("RRF sums 1/(k + rank) [1]."))
     brain.write(question, fallback.compress(question, to_passages(chunks), 800))  # the compress node's
     judged, written = openai_server.requests
-    assert system_text(judged) == system_text(written) == prompts.COMPACT_SYSTEM
+    assert system_text(judged) == system_text(written) == prompts.ANSWER_SYSTEM
     assert user_text(judged).startswith(user_text(written)) and len(user_text(written)) > 60
 
 
@@ -765,7 +765,7 @@ def test_a_compact_support_check_repeats_the_writers_passages_before_its_task(
     [support] = brain.verify(answer, passages)
     assert support.supported and support.cited == [1]
     [body] = openai_server.requests
-    assert system_text(body) == prompts.COMPACT_SYSTEM
+    assert system_text(body) == prompts.ANSWER_SYSTEM
     # every passage, cited or not, exactly as the writer's prompt opened: the server reuses those tokens
     assert user_text(body).startswith(prompts.passages_block(passages) + "\n\n")
     assert step_of(body) == "check_support"

@@ -252,7 +252,7 @@ def test_a_packaged_small_model_gets_the_compact_analysis_and_judge_prompts_unle
     assert {"analyze", "judge", "answer", "check_support"} <= steps
     assert compact == ({"analyze", "judge", "check_support"} if expected else set())
     if expected:  # one system prompt for every request: each repeats the previous one's first tokens
-        assert {system_text(body).strip() for body in openai_server.requests} == {prompts.COMPACT_SYSTEM}
+        assert {system_text(body).strip() for body in openai_server.requests} == {prompts.ANSWER_SYSTEM}
         assert "compress" not in steps and "compress" not in context.brain.name
 
 

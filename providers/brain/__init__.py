@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from providers import prompts
 from providers.brain.analyze import LLMAnalyzer, OfflineAnalyzer
 from providers.brain.answerability.gate import AnswerabilityGate
 from providers.brain.calls import CallLog, ModelCall
@@ -137,14 +136,7 @@ def llm_brain(
         "rewrite": LLMRewriter(chat),
         "contextualize": LLMContextualizer(chat),
         "compress": LLMCompressor(chat),
-        "write": LLMWriter(
-            chat,
-            answer_check,
-            max_answer_chars,
-            citer,
-            trust_refusal=not small_model,
-            system=prompts.COMPACT_SYSTEM if compact else prompts.ANSWER_SYSTEM,
-        ),
+        "write": LLMWriter(chat, answer_check, max_answer_chars, citer, trust_refusal=not small_model),
         "verify": LLMVerifier(chat, compact=compact),
     }
     if compact:  # the compact judge showed the offline compressor's sentences: the writer reads those

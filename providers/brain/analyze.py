@@ -88,7 +88,7 @@ class LLMAnalyzer:
 
     def _compact(self, question: str) -> QueryAnalysis:
         assert self.compact is not None
-        asked = messages(prompts.COMPACT_SYSTEM, prompts.analyze_compact_user(question))
+        asked = messages(prompts.ANSWER_SYSTEM, prompts.analyze_compact_user(question))
         reply = self.chat.structured("analyze", CompactAnalysisReply, asked)
         offline = self.compact(question)
         reasoning = "type, complexity and strategy by the model; parts, names and language by the rules"

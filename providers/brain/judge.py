@@ -177,8 +177,7 @@ class LLMJudge:
         """Relevance numbers for the writer's passages, renumbered to the chunks they came from."""
         passages = self.writer_view(question, chunks)
         asked = messages(
-            prompts.COMPACT_SYSTEM,
-            prompts.judge_compact_user(question, passages, analysis.sub_queries, tried),
+            prompts.ANSWER_SYSTEM, prompts.judge_compact_user(question, passages, analysis.sub_queries, tried)
         )
         reply = self.chat.structured("judge", _CompactJudgeReply, asked).full()
         numbers = [p.number for p in passages]

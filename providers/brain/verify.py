@@ -34,7 +34,7 @@ class _SupportReply(BaseModel):
 
 class LLMVerifier:
     """The model flags each answer sentence. ``compact`` shows it all of the writer's passages under the
-    compact system prompt (the writer's too), the task line after them, so the request repeats the writer's prompt prefix (a
+    writer's system prompt, the task after them, so the request repeats the writer's prompt prefix (a
     llama.cpp server then reads only the task and the sentences; issue 22)."""
 
     def __init__(self, chat: Chat, compact: bool = False) -> None:
@@ -46,7 +46,7 @@ class LLMVerifier:
         if not sentences:
             return []
         if self.compact:
-            asked = messages(prompts.COMPACT_SYSTEM, prompts.check_support_compact_user(sentences, passages))
+            asked = messages(prompts.ANSWER_SYSTEM, prompts.check_support_compact_user(sentences, passages))
         else:
             cited = {n for s in sentences for n in parse_citations(s)}
             relevant = [p for p in passages if p.number in cited] or passages

@@ -52,8 +52,7 @@ class LLMWriter:
 
     ``check`` judges the model's answer independently of the model: a reason to reject it makes the
     role give up, so the fallback (offline) writer answers and the reason goes into the trace. An
-    answer longer than ``max_chars`` is cut there and read no further. ``system``: the compact requests'
-    shared system prompt for small models (``prompts.COMPACT_SYSTEM``), else the writer's own. With ``trust_refusal`` off (the
+    answer longer than ``max_chars`` is cut there and read no further. With ``trust_refusal`` off (the
     packaged small models), a "cannot be determined" is a failed step too: the writer is only asked
     when the answerability model accepted the evidence, and those models refuse answerable Chinese
     questions most of the time (docs/benchmarks.md, issue 22), so the offline writer answers instead.
@@ -66,10 +65,8 @@ class LLMWriter:
         max_chars: int = 4000,
         citer: Citer | None = None,
         trust_refusal: bool = True,
-        system: str = prompts.ANSWER_SYSTEM,
     ) -> None:
         self.chat = chat
-        self.system = system
         self.check = check
         self.max_chars = max_chars
         self.citer = citer
@@ -80,7 +77,7 @@ class LLMWriter:
     ) -> DraftAnswer:
         if not passages:
             raise ModelGaveUp("no passages to answer from")
-        asked = messages(self.system, prompts.answer_user(question, passages))
+        asked = messages(prompts.ANSWER_SYSTEM, prompts.answer_user(question, passages))
         results = self._computations(question, passages) if computation_intent(question) else []
         if results:
             note = prompts.TOOL_RESULTS_NOTE.format(results="\n".join(f"- {r.shown}" for r in results))
