@@ -683,7 +683,9 @@ def test_a_huge_answer_is_cut_at_the_configured_length(tmp_path, openai_server):
     (docs / "handbook.md").write_text(PLANTED["en"][0].split("IMPORTANT")[0], encoding="utf-8")
     env = cli_env(tmp_path / "index", tmp_path / "cp.sqlite", AGENTIC_RAG_MAX_ANSWER_CHARS="500")
     assert run(env, "ingest", str(docs)).returncode == 0
-    huge = "The holiday allowance at Initech is 25 days per year [1]. " * 20_000  # ~1 MB
+    # ~1 MB that never repeats itself (a repeating reply is cut sooner, as a loop: tests/test_runaway.py)
+    sentence = "Clause {}: the holiday allowance at Initech is 25 days per year [1]. "
+    huge = "".join(sentence.format(i) for i in range(15_000))
     openai_server.responder = by_step(
         {step: plausible_reply for step in ("analyze", "judge", "rewrite", "compress", "check_support")}
         | {"answer": reply(huge)}
