@@ -89,11 +89,12 @@ def labelled(name: str = "news_answers") -> list[dict]:
     return rows
 
 
-def collect(name: str, pick: Pick, reranker: str, folder: Path) -> list[dict]:
-    """The writer's inputs for the picked queries of one set: question, answers, passages (cached)."""
+def collect(name: str, pick: Pick, reranker: str, folder: Path, where: Path | None = None) -> list[dict]:
+    """The writer's inputs for the picked queries of one set: question, answers, passages (cached).
+    ``where`` is the set's folder when it is not a shared set (a set built by a bench script)."""
     cache = folder / f"{name}-{reranker}.json"
     rows: dict[str, dict] = json.loads(cache.read_text(encoding="utf-8")) if cache.exists() else {}
-    dataset = load_dataset(resolve_dataset_dir(name), require_corpus=True)
+    dataset = load_dataset(where or resolve_dataset_dir(name), require_corpus=True)
     if has_counterfactuals(dataset):
         dataset = plant_counterfactuals(dataset)
     wanted = [q for i, q in enumerate(dataset.queries) if pick(i)]

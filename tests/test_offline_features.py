@@ -135,6 +135,27 @@ class TestPriorAndOtherEdition:
         assert f.other_edition("France won the 2019 World Cup.", en) == 0.0
 
 
+class TestAskedIn:
+    def test_the_question_language_not_the_sentences(self) -> None:
+        en, zh = profile("Who won the 2019 World Cup?"), profile("2019年世界杯冠军是谁？")
+        assert f.asked_in(en, "en") == 1.0 and f.asked_in(en, "zh") == 0.0
+        assert f.asked_in(zh, "zh") == 1.0 and f.asked_in(zh, "en") == 0.0
+        assert f.asked_in(profile("Vue 的 v-model 怎么用？"), "zh") == 1.0  # Chinese with an English name
+
+    def test_every_candidate_carries_both(self) -> None:
+        passages = [
+            Passage(number=1, chunk_id="c", source="s", text="France won the 2018 World Cup. 法国队夺冠。")
+        ]
+        en = candidates("Who won the 2018 World Cup?", passages, None)
+        zh = candidates("2018年世界杯冠军是谁？", passages, None)
+        assert en and all(
+            c.features["english_question"] == 1.0 == 1 - c.features["chinese_question"] for c in en
+        )
+        assert zh and all(
+            c.features["chinese_question"] == 1.0 == 1 - c.features["english_question"] for c in zh
+        )
+
+
 class TestCombiner:
     def test_terms_products_and_gates(self) -> None:
         c = Combiner(terms={"a": 1.0, "a*b": 0.5}, gates={"g": 0.5})

@@ -173,6 +173,8 @@ def candidates(
             "defines": f.defines(sentence, profile),
             "names_code": f.names_code(sentence, profile),
             "prior": f.prior(p_index),
+            "chinese_question": f.asked_in(profile, "zh"),
+            "english_question": f.asked_in(profile, "en"),
             "other_edition": away,
             "reader_copy": copy,
             "heading_meaning": f.meaning(heading_sims[p_index]) if passages[p_index].heading else 0.0,

@@ -103,6 +103,15 @@ def names_code(sentence: str, profile: QuestionProfile) -> float:
     return float(any(name and name not in asked for name in named))
 
 
+def asked_in(profile: QuestionProfile, language: str) -> float:
+    """1 when the question is in ``language`` (features ``chinese_question``, ``english_question``):
+    lets the fitted combiner weigh a signal per language (a term ``meaning*english_question``), since
+    word coverage over jieba's segments of a Chinese question and over an English question's words are
+    not equally telling (session 14: one weight for both, fitted on mostly Chinese questions, lost
+    English answers)."""
+    return float(profile.language == language)
+
+
 def prior(passage_index: int) -> float:
     """The reranker's order: 1 for the first passage, 1/2 for the second, ... (round 1)."""
     return 1.0 / (1 + passage_index)
@@ -115,6 +124,7 @@ def other_edition(body: str, profile: QuestionProfile) -> float:
 
 __all__ = [
     "FACT_KINDS",
+    "asked_in",
     "asks_how_to",
     "coverage",
     "defines",
