@@ -2,7 +2,8 @@
 slices, and print its figures on held-out ones.
 
 Usage:
-    python bench/fit_offline_brain.py --inputs bench/data/fit_inputs [--features FILE] [--write]
+    python bench/fit_offline_brain.py --inputs bench/data/fit_inputs [--check-inputs bench/data/fit_inputs_e5] \
+        [--free PATTERNS] [--features FILE] [--write]
     python bench/fit_offline_brain.py --train-run rgb_zh_fact=DIR --train-run rgb_en_fact=DIR \
         [--held-out-run cmrc2018_trial=DIR ...] [--cache eval_out/answer_dev] [--write]
 
@@ -14,7 +15,9 @@ an additive score over the named features times multiplicative gates; it is fitt
 starting from and L2-pulled toward the current weights (``--l2``), with ``coverage`` held at its current
 weight (the scale is free: only ratios of scores matter). With ``--inputs`` the training and held-out
 rows are the frozen files of bench/fit_inputs.py (its docstring names the slices), so the command in the
-weights file's provenance reproduces the fit on any checkout. Without it (the earlier fits): CMRC 2018
+weights file's provenance reproduces the fit on any checkout; ``--check-inputs`` adds frozen inputs the
+fit never reads for fitting but whose every set must not get worse (the same questions with the e5
+reranker's passages, ``bench/data/fit_inputs_e5``). Without ``--inputs`` (the earlier fits): CMRC 2018
 trial 500-599 and DRCD dev 1000-1099 from ``bench/answer_params.py``'s graph-passage cache and the even
 half of each RGB set from harness runs; held out: the odd RGB halves and ``--held-out-run`` runs.
 Figures: share of questions whose best-scored sentence holds a gold answer (top-1, among questions with
@@ -246,6 +249,15 @@ def main(argv: list[str] | None = None) -> int:
         help="frozen writer inputs (bench/fit_inputs.py: train/ and held_out/); "
         "without it, the dev cache and the runs below",
     )
+    parser.add_argument(
+        "--check-inputs",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="more frozen inputs (e.g. another reranker's passages: bench/fit_inputs.py --reranker e5): "
+        "every set in them is scored and must not get worse, none is fitted on",
+    )
     parser.add_argument("--train-run", action="append", default=[], metavar="SET=DIR")
     parser.add_argument("--held-out-run", action="append", default=[], metavar="SET=DIR")
     parser.add_argument("--cache", type=Path, default=Path("eval_out/answer_dev"))
@@ -280,6 +292,12 @@ def main(argv: list[str] | None = None) -> int:
         held |= {f"{name} (held out)": rows for name, rows in frozen.get("held_out", {}).items()}
         # our own frozen writer sets: never fitted on, checked like the held-out ones
         held |= {f"{name} (own set)": labelled(name) for name in LABELLED}
+    for folder in args.check_inputs:
+        reranker = json.loads((folder / "provenance.json").read_text(encoding="utf-8"))["settings"][
+            "reranker"
+        ]
+        for split, sets in load_inputs(folder).items():
+            held |= {f"{name} ({split}, {reranker})": rows for name, rows in sets.items()}
     for name in ("cmrc2018_trial", "drcd_dev"):
         cache = args.cache / f"{name}-{args.reranker}.json"
         if not args.inputs and cache.exists():

@@ -163,11 +163,14 @@ class TestFrozenInputs:
 
 
 class TestTheCommittedWeights:
-    def test_the_packaged_inputs_hold_every_split_named_in_their_provenance(self):
-        provenance = json.loads((FIT_INPUTS / "provenance.json").read_text(encoding="utf-8"))
+    @pytest.mark.parametrize(
+        "folder", [FIT_INPUTS, FIT_INPUTS.with_name("fit_inputs_e5")], ids=lambda p: p.name
+    )
+    def test_the_packaged_inputs_hold_every_split_named_in_their_provenance(self, folder: Path):
+        provenance = json.loads((folder / "provenance.json").read_text(encoding="utf-8"))
         for split, sets in provenance["splits"].items():
             for name in sets:
-                with gzip.open(FIT_INPUTS / split / f"{name}.jsonl.gz", "rt", encoding="utf-8") as rows:
+                with gzip.open(folder / split / f"{name}.jsonl.gz", "rt", encoding="utf-8") as rows:
                     assert sum(1 for _ in rows) > 0, (split, name)
 
     def test_the_writer_weights_name_a_command_that_reads_the_packaged_inputs(self):
