@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from providers.brain.runaway import MAX_LOOP_UNIT
 from tests.openai_server import by_step, hang, openai_server, plausible_reply, reply
 from tests.postgres_server import postgres_url
 
@@ -683,9 +684,21 @@ def test_a_huge_answer_is_cut_at_the_configured_length(tmp_path, openai_server):
     (docs / "handbook.md").write_text(PLANTED["en"][0].split("IMPORTANT")[0], encoding="utf-8")
     env = cli_env(tmp_path / "index", tmp_path / "cp.sqlite", AGENTIC_RAG_MAX_ANSWER_CHARS="500")
     assert run(env, "ingest", str(docs)).returncode == 0
-    # ~1 MB that never repeats itself (a repeating reply is cut sooner, as a loop: tests/test_runaway.py)
-    sentence = "Clause {}: the holiday allowance at Initech is 25 days per year [1]. "
-    huge = "".join(sentence.format(i) for i in range(15_000))
+    # ~1 MB of supported sentences whose repeating period is longer than a loop's unit (a reply that
+    # repeats one sentence is cut sooner, as a loop: tests/test_runaway.py; one that adds claims the
+    # passage lacks is rejected by the support check)
+    period = (
+        "The holiday allowance at Initech is 25 days per year [1]. ",
+        "At Initech the holiday allowance is 25 days per year [1]. ",
+        "Initech gives a holiday allowance of 25 days per year [1]. ",
+        "Each year the holiday allowance at Initech is 25 days [1]. ",
+        "Staff at Initech have a holiday allowance of 25 days per year [1]. ",
+        "Per year, the Initech holiday allowance is 25 days [1]. ",
+        "The yearly holiday allowance at Initech is 25 days [1]. ",
+        "Initech's holiday allowance comes to 25 days per year [1]. ",
+    )
+    assert len("".join(period)) > MAX_LOOP_UNIT
+    huge = "".join(period) * 2_100
     openai_server.responder = by_step(
         {step: plausible_reply for step in ("analyze", "judge", "rewrite", "compress", "check_support")}
         | {"answer": reply(huge)}
