@@ -28,6 +28,7 @@ import argparse
 import datetime as dt
 import gzip
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -39,25 +40,37 @@ if str(ROOT) not in sys.path:
 from bench.answer_params import DEV, HELD_OUT, Pick, collect  # noqa: E402
 
 FIT_INPUTS = ROOT / "bench" / "data" / "fit_inputs"
-SPLITS: dict[str, dict[str, Pick]] = {
+# each split's sets: which queries (code) and the same in words (for the provenance file)
+SLICED: dict[str, dict[str, tuple[Pick, str]]] = {
     "train": {
-        "cmrc2018_trial": DEV["cmrc2018_trial"],
-        "drcd_dev": DEV["drcd_dev"],
-        "rgb_zh_fact": DEV["rgb_zh_fact"],
-        "rgb_en_fact": DEV["rgb_en_fact"],
-        "hotpotqa_hipporag100": DEV["hotpotqa_hipporag100"],
+        "cmrc2018_trial": (DEV["cmrc2018_trial"], "queries 500-599"),
+        "drcd_dev": (DEV["drcd_dev"], "queries 1000-1099"),
+        "rgb_zh_fact": (DEV["rgb_zh_fact"], "even-numbered queries"),
+        "rgb_en_fact": (DEV["rgb_en_fact"], "even-numbered queries"),
+        "hotpotqa_hipporag100": (DEV["hotpotqa_hipporag100"], "all queries"),
     },
     "held_out": {
-        "rgb_zh_fact": HELD_OUT["rgb_zh_fact"],
-        "rgb_en_fact": HELD_OUT["rgb_en_fact"],
-        "cmrc2018_trial": lambda i: i < 200,
-        "drcd_dev": lambda i: i < 200,
-        "musique_hipporag100": lambda i: True,
-        "crosslang_zh2en": lambda i: True,
-        "crosslang_en2zh": lambda i: True,
-        "docs_zh2en": lambda i: True,
+        "rgb_zh_fact": (HELD_OUT["rgb_zh_fact"], "odd-numbered queries"),
+        "rgb_en_fact": (HELD_OUT["rgb_en_fact"], "odd-numbered queries"),
+        "cmrc2018_trial": (lambda i: i < 200, "queries 0-199"),
+        "drcd_dev": (lambda i: i < 200, "queries 0-199"),
+        "musique_hipporag100": (lambda i: True, "all queries"),
+        "crosslang_zh2en": (
+            lambda i: True,
+            "all queries (Chinese questions over the English guide pages, our own frozen set)",
+        ),
+        "crosslang_en2zh": (
+            lambda i: True,
+            "all queries (English questions over the Chinese guide pages, our own frozen set)",
+        ),
+        "docs_zh2en": (
+            lambda i: True,
+            "all queries (Chinese questions over Vue's and Helm's English docs, issue 21)",
+        ),
     },
 }
+SPLITS = {split: {name: pick for name, (pick, _) in sets.items()} for split, sets in SLICED.items()}
+SLICES = {split: {name: words for name, (_, words) in sets.items()} for split, sets in SLICED.items()}
 # sets built by bench scripts (not in ../shared/data): where each is, and the command that builds it
 BUILT = {
     "crosslang_zh2en": (Path("eval_out/crosslang/crosslang_zh2en"), "python bench/crosslang_dataset.py"),
@@ -66,25 +79,6 @@ BUILT = {
         Path("eval_out/crosslang_docs/docs_zh2en"),
         "python bench/docs_eval/fetch_docs.py && python bench/crosslang_docs.py",
     ),
-}
-SLICES = {  # the splits in words, for the provenance file (the picks above are code)
-    "train": {
-        "cmrc2018_trial": "queries 500-599",
-        "drcd_dev": "queries 1000-1099",
-        "rgb_zh_fact": "even-numbered queries",
-        "rgb_en_fact": "even-numbered queries",
-        "hotpotqa_hipporag100": "all queries",
-    },
-    "held_out": {
-        "rgb_zh_fact": "odd-numbered queries",
-        "rgb_en_fact": "odd-numbered queries",
-        "cmrc2018_trial": "queries 0-199",
-        "drcd_dev": "queries 0-199",
-        "musique_hipporag100": "all queries",
-        "crosslang_zh2en": "all queries (Chinese questions over the English guide pages, our own frozen set)",
-        "crosslang_en2zh": "all queries (English questions over the Chinese guide pages, our own frozen set)",
-        "docs_zh2en": "all queries (Chinese questions over Vue's and Helm's English docs, issue 21)",
-    },
 }
 PASSAGE_FIELDS = ("number", "chunk_id", "source", "heading", "text")
 
@@ -125,6 +119,11 @@ def slim(row: dict) -> dict:
     }
 
 
+def command_line(script: str, argv: list[str] | None) -> str:
+    """The command as a shell would take it back (``--free '*_question'`` stays quoted), for provenance."""
+    return shlex.join(["python", script, *(argv if argv is not None else sys.argv[1:])])
+
+
 def _commit() -> str:
     done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False)
     return done.stdout.strip() or "unknown"
@@ -150,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{split}/{name}: {len(rows)} questions", flush=True)
     provenance = {
         "what": "the passages the agentic graph hands the offline writer, per question (bench/fit_inputs.py)",
-        "command": " ".join(["python bench/fit_inputs.py", *(argv if argv is not None else sys.argv[1:])]),
+        "command": command_line("bench/fit_inputs.py", argv),
         "date": dt.date.today().isoformat(),
         "commit": _commit(),
         "settings": {"brain": "offline", "reranker": args.reranker, "mode": "agentic", "answer_cache": False},

@@ -31,7 +31,6 @@ import argparse
 import datetime as dt
 import fnmatch
 import json
-import shlex
 import statistics
 import sys
 from collections import Counter
@@ -46,7 +45,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.answer_params import DEV, HELD_OUT, LABELLED, from_run, labelled, score  # noqa: E402
-from bench.fit_inputs import load_inputs  # noqa: E402
+from bench.fit_inputs import command_line, load_inputs  # noqa: E402
 from config import load_settings  # noqa: E402
 from core.schemas import Passage  # noqa: E402
 from core.text import detect_language  # noqa: E402
@@ -362,15 +361,19 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(fitted.to_dict(), ensure_ascii=False))
     languages = {name: set_language(rows) for name, rows in {**train, **held}.items()}
     adopted, worse = adoption(current.writer, fitted, figures, languages, args.tolerance)
-    chosen = current.writer.model_copy(
-        update={
-            "terms": {
-                k: fitted.terms[k] if changed_by(k, adopted) else v for k, v in current.writer.terms.items()
+    # the whole fit, or the current weights with the adopted languages' terms (gates are shared)
+    chosen = (
+        fitted
+        if "all" in adopted
+        else current.writer.model_copy(
+            update={
+                "terms": {
+                    k: fitted.terms[k] if changed_by(k, adopted) else v
+                    for k, v in current.writer.terms.items()
+                }
             }
-        }
+        )
     )
-    if adopted == {"all"}:
-        chosen = fitted
     for name, why in worse.items():
         print(f"not adopted for {name}: falls by more than {args.tolerance} on {why}")
     print(f"adopted: {sorted(adopted) or 'nothing'}")
@@ -383,9 +386,7 @@ def main(argv: list[str] | None = None) -> int:
             "training_sets": sorted(train),
             "held_out_sets": sorted(held),
             "date": dt.date.today().isoformat(),
-            "command": shlex.join(
-                ["python", "bench/fit_offline_brain.py", *(argv if argv is not None else sys.argv[1:])]
-            ),
+            "command": command_line("bench/fit_offline_brain.py", argv),
             **stats,
             "figures": figures,
             "adopted": sorted(adopted),

@@ -159,6 +159,8 @@ def candidates(
     backed = backing(rows, votes, scored, weights.agreement)
     agree = agreement(votes, backed, weights.agreement)
     disputed = contested([r[0] for r in rows], bodies, votes, scored)
+    # the question's language: the same for every sentence
+    asked = {"chinese_question": f.asked_in(profile, "zh"), "english_question": f.asked_in(profile, "en")}
     out = []
     for (p_index, position, sentence), signal, (_, topical), said, agreed, away, dispute, copy in zip(
         rows, signals, scored, stated, agree, elsewhere, disputed, copies, strict=True
@@ -173,8 +175,7 @@ def candidates(
             "defines": f.defines(sentence, profile),
             "names_code": f.names_code(sentence, profile),
             "prior": f.prior(p_index),
-            "chinese_question": f.asked_in(profile, "zh"),
-            "english_question": f.asked_in(profile, "en"),
+            **asked,
             "other_edition": away,
             "reader_copy": copy,
             "heading_meaning": f.meaning(heading_sims[p_index]) if passages[p_index].heading else 0.0,
