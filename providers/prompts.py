@@ -50,8 +50,8 @@ Reply with one JSON object only:
 # (ANSWER_SYSTEM) with its task at the end, so consecutive requests share their first tokens and a
 # llama.cpp server (which keeps the previous request's processed tokens) evaluates only what differs.
 ANALYZE_COMPACT_TASK = """Do not answer yet. First classify the question for the search engine. Reply with one
-JSON object only: {"query_type": "factual", "complexity": "simple", "recommended_strategy": "hybrid"}
-- query_type: factual, analytical, comparative or procedural; complexity: simple, moderate or complex
+JSON object only: {"query_type": "factual", "recommended_strategy": "hybrid"}
+- query_type: factual, analytical, comparative or procedural
 - recommended_strategy: keyword (exact codes, names, versions), vector (paraphrased concepts), hybrid,
   multi_hop (several parts or a chain of facts) or global (summarise a whole document or collection)"""
 

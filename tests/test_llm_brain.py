@@ -646,16 +646,19 @@ def test_a_compact_analysis_asks_the_model_to_classify_and_the_rules_for_parts_n
 ) -> None:
     brain = make_brain(openai_server, fallback, compact=True)
     # a small model's sub-queries (here an invented answer) are not asked for, so never used
-    verdict = {"query_type": query_type, "complexity": "moderate", "recommended_strategy": "multi_hop"}
-    openai_server.script(reply_json({**verdict, "sub_queries": ["The answer is 42."]}))
+    verdict = {"query_type": query_type, "recommended_strategy": "multi_hop"}
+    # nor its complexity, should it send one anyway
+    openai_server.script(
+        reply_json({**verdict, "complexity": "complex", "sub_queries": ["The answer is 42."]})
+    )
     analysis = brain.analyze(question)
     [body] = openai_server.requests
-    assert _schema_keys(body) == {"query_type", "complexity", "recommended_strategy"}
+    assert _schema_keys(body) == {"query_type", "recommended_strategy"}
     assert system_text(body) == prompts.ANSWER_SYSTEM and question in user_text(body)  # the shared prefix
     offline = fallback.analyze(question)
-    assert (analysis.query_type, analysis.complexity, analysis.recommended_strategy) == tuple(
-        verdict.values()
-    )
+    assert (analysis.query_type, analysis.recommended_strategy) == tuple(verdict.values())
+    # complexity counts the parts, and the parts are the rules'
+    assert analysis.complexity == offline.complexity != "complex"
     assert analysis.sub_queries == offline.sub_queries
     assert analysis.language == offline.language and analysis.profile == offline.profile
     assert entity in analysis.entities + analysis.identifiers

@@ -48,12 +48,12 @@ class AnalysisReply(BaseModel):
 
 
 class CompactAnalysisReply(BaseModel):
-    """The part of an analysis that needs a model's judgement, three choices and no free text: what a
-    2-core local model can afford (about 25 generated tokens instead of 80; the 1.5B model also wrote
-    answers, not searches, into sub-queries: docs/benchmarks.md, issue 22)."""
+    """The part of an analysis that needs a model's judgement, two choices and no free text: what a
+    2-core local model can afford (about 15 generated tokens instead of 80; the 1.5B model also wrote
+    answers, not searches, into sub-queries: docs/benchmarks.md, issue 22). Complexity is not asked:
+    it counts the question's parts, which the rules write here, and only the trace reads it."""
 
     query_type: QueryType = "factual"
-    complexity: Complexity = "simple"
     recommended_strategy: StrategyName = "hybrid"
 
 
@@ -91,7 +91,7 @@ class LLMAnalyzer:
         asked = messages(prompts.ANSWER_SYSTEM, prompts.analyze_compact_user(question))
         reply = self.chat.structured("analyze", CompactAnalysisReply, asked)
         offline = self.compact(question)
-        reasoning = "type, complexity and strategy by the model; parts, names and language by the rules"
+        reasoning = "type and strategy by the model; complexity, parts, names and language by the rules"
         return tidy_analysis(offline.model_copy(update={**reply.model_dump(), "reasoning": reasoning}))
 
 
