@@ -42,6 +42,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.fit_inputs import command_line  # noqa: E402
 from config import load_settings  # noqa: E402
 from evaluators.datasets import load_dataset, resolve_dataset_dir  # noqa: E402
 from evaluators.modes import prepare_index  # noqa: E402
@@ -296,8 +297,8 @@ def main(argv: list[str] | None = None) -> int:
             "questions_per_set": args.n,
             "rerankers": list(RERANKERS),
             "date": dt.date.today().isoformat(),
-            "command": "AGENTIC_RAG_DATA_DIR=../shared/data python bench/fit_answerability.py "
-            + " ".join(argv if argv is not None else sys.argv[1:]),
+            "command": "AGENTIC_RAG_DATA_DIR=../shared/data "
+            + command_line("bench/fit_answerability.py", argv),
             "threshold_rule": f"highest threshold refusing <= {args.max_answerable_refused} of the fit sets' "
             "answerable rows (chosen on the fit sets)",
             "l2": args.l2,
