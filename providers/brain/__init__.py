@@ -108,7 +108,8 @@ def llm_brain(
     ``fallback``'s analyzer), and analysis, judge, writer and verifier ask under one system prompt
     about the same passages, so each request repeats the previous one's first tokens and a llama.cpp
     server reads only what differs; compression stays offline (the judge was shown the offline
-    compressor's sentences, which the writer must then read). Issue 22, docs/local-llm.md.
+    compressor's sentences, which the writer must then read), and so do computations (the offline
+    planner's, no tool-calling round under its own prompt). Issue 22, docs/local-llm.md.
     """
     unknown = set(roles) - ALL_ROLES
     if unknown or not roles:
@@ -136,7 +137,14 @@ def llm_brain(
         "rewrite": LLMRewriter(chat),
         "contextualize": LLMContextualizer(chat),
         "compress": LLMCompressor(chat),
-        "write": LLMWriter(chat, answer_check, max_answer_chars, citer, trust_refusal=not small_model),
+        "write": LLMWriter(
+            chat,
+            answer_check,
+            max_answer_chars,
+            citer,
+            trust_refusal=not small_model,
+            plan_offline=compact,
+        ),
         "verify": LLMVerifier(chat, compact=compact),
     }
     if compact:  # the compact judge showed the offline compressor's sentences: the writer reads those

@@ -56,6 +56,9 @@ class LLMWriter:
     packaged small models), a "cannot be determined" is a failed step too: the writer is only asked
     when the answerability model accepted the evidence, and those models refuse answerable Chinese
     questions most of the time (docs/benchmarks.md, issue 22), so the offline writer answers instead.
+    With ``plan_offline`` (compact requests) the computations come from the offline planner, not from
+    a tool-calling round: that request has its own system prompt and tools, so the writer's request
+    after it could not reuse the judge's processed prefix (~1,000 prompt tokens re-read on 2 cores).
     """
 
     def __init__(
@@ -65,8 +68,10 @@ class LLMWriter:
         max_chars: int = 4000,
         citer: Citer | None = None,
         trust_refusal: bool = True,
+        plan_offline: bool = False,
     ) -> None:
         self.chat = chat
+        self.plan_offline = plan_offline
         self.check = check
         self.max_chars = max_chars
         self.citer = citer
@@ -149,7 +154,11 @@ class LLMWriter:
 
     def _computations(self, question: str, passages: list[Passage]) -> list[ToolResult]:
         """The model's tool calls (``bind_tools``) for a question that asks for a computation, run through
-        the registry; a call with bad arguments is dropped, never guessed."""
+        the registry; a call with bad arguments is dropped, never guessed. With ``plan_offline``: the
+        offline planner's computation over the passages' values, without a request."""
+        if self.plan_offline:
+            planned = plan_computation(question, passages)
+            return [planned.result] if planned is not None else []
         asked = messages(prompts.TOOLS_SYSTEM, prompts.answer_user(question, passages))
         results = []
         for call in self.chat.tool_calls("tools", asked, langchain_tools()):
