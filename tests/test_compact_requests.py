@@ -34,8 +34,16 @@ DOCS = [
         "Yale University was established in 1701 in New Haven, Connecticut. It is the third-oldest "
         "university in the country. Its motto is Lux et veritas.",
     ),
-    ("yale-zh", "耶鲁大学", "耶鲁大学成立于1701年，位于康涅狄格州纽黑文。耶鲁是美国第三古老的大学。它的校训是光明与真知。"),
-    ("harvard-zh", "哈佛大学", "哈佛大学创建于1636年，是美国历史最悠久的高等学府。哈佛的图书馆是世界上最大的学术图书馆。"),
+    (
+        "yale-zh",
+        "耶鲁大学",
+        "耶鲁大学成立于1701年，位于康涅狄格州纽黑文。耶鲁是美国第三古老的大学。它的校训是光明与真知。",
+    ),
+    (
+        "harvard-zh",
+        "哈佛大学",
+        "哈佛大学创建于1636年，是美国历史最悠久的高等学府。哈佛的图书馆是世界上最大的学术图书馆。",
+    ),
 ]
 
 
