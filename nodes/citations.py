@@ -80,13 +80,13 @@ def check_as_written(
     check: Callable[[str, list[Passage]], list[SentenceSupport]],
     answer: str,
     passages: list[Passage],
-    written_order: list[str],
+    written_numbers: dict[str, int],
 ) -> list[SentenceSupport]:
-    """``check`` run on the answer as the writer numbered it, its passages in the writer's order
-    (``written_order``: their chunk ids), the result in the reader's numbering. A model server that keeps
-    the previous request's tokens (llama.cpp) then reads only the check's task and sentences."""
-    position = {chunk_id: n for n, chunk_id in enumerate(written_order, start=1)}
-    as_written = {p.number: position.get(p.chunk_id, 0) for p in passages}
+    """``check`` run on the answer as the writer numbered it, its passages in the writer's order under
+    the writer's numbers (``written_numbers``: chunk id -> number; compression can leave gaps such as
+    [1] [3] [7]), the result in the reader's numbering. A model server that keeps the previous request's
+    tokens (llama.cpp) then reads only the check's task and sentences."""
+    as_written = {p.number: written_numbers.get(p.chunk_id, 0) for p in passages}
     if 0 in as_written.values() or all(old == new for old, new in as_written.items()):
         return check(answer, passages)
     back = {new: old for old, new in as_written.items()}

@@ -49,7 +49,7 @@ def generate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     context = ctx(runtime)
     passages = state.get("passages") or []
     draft = write_draft(state, context, passages)
-    written_order = [p.chunk_id for p in passages]  # verify checks the answer as the writer numbered it
+    written_numbers = {p.chunk_id: p.number for p in passages}  # verify checks the answer as written
     answer, passages = renumber_by_first_use(strip_unknown_markers(draft.answer, passages), passages)
     citations = citations_for(answer, passages)
     insufficient = draft.insufficient or not passages
@@ -64,7 +64,7 @@ def generate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     return {
         "answer": answer,
         "passages": passages,
-        "written_order": written_order,
+        "written_numbers": written_numbers,
         "citations": citations,
         "insufficient": insufficient,
         "trace": [

@@ -83,7 +83,9 @@ class AgentState(TypedDict, total=False):
     attempt_hits: Annotated[list[AttemptHits], append_or_reset]  # their ranked chunks (per turn)
     # answer
     passages: list[Passage]
-    written_order: list[str]  # the passages' chunk ids in the writer's numbering (verify checks so)
+    written_numbers: dict[
+        str, int
+    ]  # each passage's number as the writer saw it, by chunk id (verify checks so)
     answer: str
     citations: list[Citation]
     support: list[SentenceSupport]
@@ -133,7 +135,7 @@ TURN_RESET: dict[str, Any] = {
     "attempts": [RESET],
     "attempt_hits": [RESET],
     "passages": [],
-    "written_order": [],
+    "written_numbers": {},
     "answer": "",
     "citations": [],
     "support": [],

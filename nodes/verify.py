@@ -66,8 +66,8 @@ def verify(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         }
     passages = state.get("passages") or []
     answer = state.get("answer") or ""
-    order = state.get("written_order") or []
-    support = check_as_written(context.brain.verify, answer, passages, order) if passages and answer else []
+    written = state.get("written_numbers") or {}
+    support = check_as_written(context.brain.verify, answer, passages, written) if passages and answer else []
     unsupported = [s for s in support if not s.supported]
     citations = state.get("citations") or []
     update: dict[str, Any] = {"support": support}

@@ -394,6 +394,30 @@ def test_citations_are_numbered_by_first_use():
     assert same == "A [1]. B [2]." and unchanged == passages
 
 
+@pytest.mark.parametrize("answer", ["尤金袋鼠被认为是害虫[1]。", "Eugene's wallaby is a pest [1]."])
+def test_the_support_check_sees_the_writers_numbers_even_where_compression_left_gaps(answer):
+    """Issue 22: compression dropped passages 2 and 4-6, so the writer read [1] [3] [7]; the check must
+    show the same numbers (a llama.cpp server then reuses the writer's whole passages block), and its
+    verdicts come back in the reader's numbering."""
+    from core.schemas import Passage, SentenceSupport
+    from nodes.citations import check_as_written, renumber_by_first_use
+
+    written = [Passage(number=n, chunk_id=f"c{n}", source=f"{n}.md", text=f"text {n}") for n in (1, 3, 7)]
+    as_writer = answer.replace("[1]", "[7]")
+    reader_answer, reader_passages = renumber_by_first_use(as_writer, written)
+    assert reader_answer == answer and [p.chunk_id for p in reader_passages] == ["c7", "c1", "c3"]
+    seen: list[tuple[str, list[int]]] = []
+
+    def check(text: str, passages: list[Passage]) -> list[SentenceSupport]:
+        seen.append((text, [p.number for p in passages]))
+        return [SentenceSupport(sentence=text, cited=[7], supported=True)]
+
+    numbers = {p.chunk_id: p.number for p in written}
+    [support] = check_as_written(check, reader_answer, reader_passages, numbers)
+    assert seen == [(as_writer, [1, 3, 7])]
+    assert support.cited == [1] and support.sentence == answer
+
+
 def cite(number: int, chunk_id: str = "h") -> Citation:
     return Citation(number=number, chunk_id=chunk_id, source="docs/hnsw.md")
 
