@@ -83,9 +83,8 @@ class AgentState(TypedDict, total=False):
     attempt_hits: Annotated[list[AttemptHits], append_or_reset]  # their ranked chunks (per turn)
     # answer
     passages: list[Passage]
-    written_numbers: dict[
-        str, int
-    ]  # each passage's number as the writer saw it, by chunk id (verify checks so)
+    # each passage's number as the writer saw it, by chunk id (verify checks the answer so)
+    written_numbers: dict[str, int]
     answer: str
     citations: list[Citation]
     support: list[SentenceSupport]

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
 import pytest
 
 from core.chunks import Chunk
@@ -55,6 +59,69 @@ CONVERSATION = [
     "How does keyword search rank chunks?",
     "HNSW 是什么？",
 ]
+
+
+# Two founding dates in both languages: a question can ask for the span between them (a computation).
+UNIVERSITIES = [
+    (
+        "harvard",
+        "Harvard University",
+        "Harvard University was founded in 1636 in Cambridge, Massachusetts. It is the oldest institution "
+        "of higher learning in the United States. Its library is the largest academic library in the world.",
+    ),
+    (
+        "yale",
+        "Yale University",
+        "Yale University was established in 1701 in New Haven, Connecticut. It is the third-oldest "
+        "university in the country. Its motto is Lux et veritas.",
+    ),
+    (
+        "yale-zh",
+        "耶鲁大学",
+        "耶鲁大学成立于1701年，位于康涅狄格州纽黑文。耶鲁是美国第三古老的大学。它的校训是光明与真知。",
+    ),
+    (
+        "harvard-zh",
+        "哈佛大学",
+        "哈佛大学创建于1636年，是美国历史最悠久的高等学府。哈佛的图书馆是世界上最大的学术图书馆。",
+    ),
+]
+
+
+def university_chunks() -> list[Chunk]:
+    return [Chunk(id=cid, text=text, source=f"{cid}.md", title=title) for cid, title, text in UNIVERSITIES]
+
+
+@contextmanager
+def llm_context_over(
+    chunks: list[Chunk],
+    settings: Any,
+    embedder: Any,
+    base_url: str,
+    *,
+    brain_embedder: Any = None,
+    **overrides: Any,
+) -> Iterator[AgentContext]:
+    """An LLM ``AgentContext`` over ``chunks`` in a real local index, its model at ``base_url``;
+    ``brain_embedder`` (None: none) lets the brain's offline fallbacks and answer check judge by meaning."""
+    from ingestion.indexing import index_chunks
+    from providers.brain import make_brain
+    from retrievers.factory import build_retrievers
+    from retrievers.index import open_index
+
+    index_chunks(chunks, settings, embedder, index_dir=settings.index_dir, progress=False)
+    current = settings.model_copy(
+        update={"openai_base_url": base_url, "openai_api_key": "sk-test", "llm_max_retries": 0, **overrides}
+    )
+    index = open_index(current.index_dir)
+    try:
+        yield AgentContext(
+            settings=current,
+            retrievers=build_retrievers(index, current, embedder),
+            brain=make_brain(current, brain_embedder),
+        )
+    finally:
+        index.close()
 
 
 def graph_corpus() -> list[Chunk]:

@@ -8,65 +8,27 @@ from __future__ import annotations
 
 import pytest
 
-from core.chunks import Chunk
 from graph.builder import build_graph
 from graph.run import ask
-from ingestion.indexing import index_chunks
-from nodes.context import AgentContext
 from providers import prompts
-from providers.brain import make_brain
-from retrievers.factory import build_retrievers
-from retrievers.index import open_index
+from tests.graph_fixtures import llm_context_over, university_chunks
 from tests.openai_server import openai_server, plausible_reply, step_of, system_text, user_text
 
 __all__ = ["openai_server"]
 
-DOCS = [
-    (
-        "harvard",
-        "Harvard University",
-        "Harvard University was founded in 1636 in Cambridge, Massachusetts. It is the oldest institution "
-        "of higher learning in the United States. Its library is the largest academic library in the world.",
-    ),
-    (
-        "yale",
-        "Yale University",
-        "Yale University was established in 1701 in New Haven, Connecticut. It is the third-oldest "
-        "university in the country. Its motto is Lux et veritas.",
-    ),
-    (
-        "yale-zh",
-        "耶鲁大学",
-        "耶鲁大学成立于1701年，位于康涅狄格州纽黑文。耶鲁是美国第三古老的大学。它的校训是光明与真知。",
-    ),
-    (
-        "harvard-zh",
-        "哈佛大学",
-        "哈佛大学创建于1636年，是美国历史最悠久的高等学府。哈佛的图书馆是世界上最大的学术图书馆。",
-    ),
-]
-
 
 @pytest.fixture
 def compact_context(settings, embedder, openai_server):
-    chunks = [Chunk(id=cid, text=text, source=f"{cid}.md", title=title) for cid, title, text in DOCS]
-    index_chunks(chunks, settings, embedder, index_dir=settings.index_dir, progress=False)
-    current = settings.model_copy(
-        update={
-            "openai_base_url": openai_server.base_url,
-            "openai_api_key": "sk-test",
-            "llm_max_retries": 0,
-            "llm_compact": "on",
-        }
-    )
-    index = open_index(current.index_dir)
     openai_server.responder = plausible_reply
-    yield AgentContext(
-        settings=current,
-        retrievers=build_retrievers(index, current, embedder),
-        brain=make_brain(current, embedder),
-    )
-    index.close()
+    with llm_context_over(
+        university_chunks(),
+        settings,
+        embedder,
+        openai_server.base_url,
+        brain_embedder=embedder,
+        llm_compact="on",
+    ) as context:
+        yield context
 
 
 def asked(openai_server, since: int = 0) -> list[tuple[str | None, str]]:

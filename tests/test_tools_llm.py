@@ -9,14 +9,9 @@ import json
 
 import pytest
 
-from core.chunks import Chunk
 from graph.builder import build_graph
 from graph.run import ask
-from ingestion.indexing import index_chunks
-from nodes.context import AgentContext
-from providers.brain import make_brain
-from retrievers.factory import build_retrievers
-from retrievers.index import open_index
+from tests.graph_fixtures import llm_context_over, university_chunks
 from tests.openai_server import (
     http_error,
     openai_server,
@@ -27,26 +22,11 @@ from tests.openai_server import (
     user_text,
 )
 
-DOCS = [
-    ("harvard", "Harvard University", "Harvard University was founded in 1636 in Cambridge, Massachusetts."),
-    ("yale", "Yale University", "Yale University was established in 1701 in New Haven, Connecticut."),
-    ("yale-zh", "耶鲁大学", "耶鲁大学成立于1701年，位于康涅狄格州纽黑文。"),
-    ("harvard-zh", "哈佛大学", "哈佛大学创建于1636年，是美国历史最悠久的高等学府。"),
-]
-
 
 @pytest.fixture
 def llm_context(settings, embedder, openai_server):
-    chunks = [Chunk(id=cid, text=text, source=f"{cid}.md", title=title) for cid, title, text in DOCS]
-    index_chunks(chunks, settings, embedder, index_dir=settings.index_dir, progress=False)
-    current = settings.model_copy(
-        update={"openai_base_url": openai_server.base_url, "openai_api_key": "sk-test", "llm_max_retries": 0}
-    )
-    index = open_index(current.index_dir)
-    yield AgentContext(
-        settings=current, retrievers=build_retrievers(index, current, embedder), brain=make_brain(current)
-    )
-    index.close()
+    with llm_context_over(university_chunks(), settings, embedder, openai_server.base_url) as context:
+        yield context
 
 
 def responder(tools_action, answers: list[str]):
