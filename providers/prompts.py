@@ -56,14 +56,13 @@ JSON object only: {"query_type": "factual", "recommended_strategy": "hybrid"}
   multi_hop (several parts or a chain of facts) or global (summarise a whole document or collection)"""
 
 # The compact judge asks about the writer's own passages and question, so the writer's request that
-# follows repeats the judge's prompt up to this task.
+# follows repeats the judge's prompt up to this task. Which retry follows an insufficient verdict is the
+# rules' choice (providers/brain/judge.py), as the compact analysis leaves parts and names to them.
 JUDGE_COMPACT_TASK = """Do not answer yet. First judge the passages above. Reply with one JSON object only:
-{"relevance": [8, 1], "is_sufficient": true, "missing_info": [], "suggested_action": "answer"}
+{"relevance": [8, 1], "is_sufficient": true, "missing_info": []}
 - relevance: one integer per passage, in passage order, from 0 (unrelated) to 10 (directly answers)
 - is_sufficient only when the passages together hold everything the answer needs
-- otherwise name what is missing (at most 2, a few words each) and set suggested_action to retry_keyword
-  (exact names or codes), retry_vector (paraphrased concepts), multi_hop (a part of a multi-part
-  question) or rewrite"""
+- otherwise name what is missing (at most 2, a few words each)"""
 
 REWRITE_SYSTEM = """You write search queries. Write ONE new query that targets the missing information and
 differs from every query already tried. Keep exact names, codes and numbers; use the question's language.

@@ -26,6 +26,7 @@ from core.schemas import (
 from core.text import split_sentences
 from providers import prompts
 from providers.brain import Brain, llm_brain, offline_brain
+from providers.brain.judge import retry_action
 from providers.brain.write import draft_from_text
 from providers.llm import PLACEHOLDER_API_KEY, make_chat_model
 from providers.tokens import count_tokens
@@ -692,16 +693,11 @@ def test_a_compact_judge_reads_relevance_in_passage_order_and_fills_the_rest_fro
 ) -> None:
     brain = make_brain(openai_server, fallback, compact=True, context_budget=800)
     chunks = [scored(name, text) for name, text in zip(["rrf", "bm25", "misc"], texts, strict=True)]
-    verdict = {
-        "relevance": [9, 8],
-        "is_sufficient": False,
-        "missing_info": ["k 的默认值"],
-        "suggested_action": "retry_keyword",
-    }
+    verdict = {"relevance": [9, 8], "is_sufficient": False, "missing_info": ["k 的默认值"]}
     openai_server.script(reply_json(verdict))
     evaluation = brain.judge(question, QueryAnalysis(), chunks, [question])
     [body] = openai_server.requests
-    assert _schema_keys(body) == {"relevance", "is_sufficient", "missing_info", "suggested_action"}
+    assert _schema_keys(body) == {"relevance", "is_sufficient", "missing_info"}
     assert body["response_format"]["json_schema"]["schema"]["properties"]["relevance"]["items"] == {
         "type": "number"  # asked for 0-10 integers; fractions and percentages are read too
     }
@@ -711,7 +707,7 @@ def test_a_compact_judge_reads_relevance_in_passage_order_and_fills_the_rest_fro
     # the rules judge it.
     assert texts[2] not in user_text(body) and evaluation.judgements[2] == offline.judgements[2]
     assert (evaluation.is_sufficient, evaluation.missing_info) == (False, ["k 的默认值"])
-    assert evaluation.suggested_action == "retry_keyword"
+    assert evaluation.suggested_action == retry_action(False, offline)
     # The writer's request on those passages repeats the judge's prompt up to the judge's task: a
     # llama.cpp server reuses the tokens it already processed.
     openai_server.script(reply("RRF sums 1/(k + rank) [1]."))
@@ -719,6 +715,50 @@ def test_a_compact_judge_reads_relevance_in_passage_order_and_fills_the_rest_fro
     judged, written = openai_server.requests
     assert system_text(judged) == system_text(written) == prompts.ANSWER_SYSTEM
     assert user_text(judged).startswith(user_text(written)) and len(user_text(written)) > 60
+
+
+@pytest.mark.parametrize(
+    ("question", "parts", "texts"),
+    [
+        (
+            "哈佛大学和耶鲁大学分别是哪一年建立的？",
+            ["哈佛大学是哪一年建立的", "耶鲁大学是哪一年建立的"],
+            ["哈佛大学建立于1636年。", "哈佛大学位于剑桥市。"],
+        ),
+        (
+            "What is Harvard's motto, and what is Stanford's mascot?",
+            ["What is Harvard's motto", "What is Stanford's mascot"],
+            ["Harvard's motto is Veritas.", "Harvard is in Cambridge."],
+        ),
+    ],
+)
+def test_after_a_compact_insufficient_verdict_the_rules_choose_the_retry(
+    openai_server: ScriptedOpenAIServer, fallback: Brain, question: str, parts: list[str], texts: list[str]
+) -> None:
+    """The small model says whether the passages suffice; which retry follows (here: search the part
+    no passage covers) is the rules' reading, not a copied example value."""
+    brain = make_brain(openai_server, fallback, compact=True, context_budget=800)
+    analysis = QueryAnalysis(query_type="comparative", sub_queries=parts, recommended_strategy="hybrid")
+    chunks = [scored(f"c{i}", text) for i, text in enumerate(texts)]
+    openai_server.script(reply_json({"relevance": [9, 2], "is_sufficient": False, "missing_info": []}))
+    evaluation = brain.judge(question, analysis, chunks, [question])
+    assert not evaluation.is_sufficient and evaluation.suggested_action == "multi_hop"
+    openai_server.script(reply_json({"relevance": [9, 2], "is_sufficient": True, "missing_info": []}))
+    assert brain.judge(question, analysis, chunks, [question]).suggested_action == "answer"
+
+
+@pytest.mark.parametrize(
+    ("sufficient", "rules_action", "expected"),
+    [
+        (True, "multi_hop", "answer"),  # the model found enough: answer, whatever the rules say
+        (False, "retry_keyword", "retry_keyword"),  # the rules' retry
+        (False, "answer", "rewrite"),  # the rules would answer, the model said short: still a retry
+        (False, None, "rewrite"),
+    ],
+)
+def test_a_compact_verdicts_next_step(sufficient: bool, rules_action: str | None, expected: str) -> None:
+    rules = None if rules_action is None else RetrievalEvaluation(suggested_action=rules_action)
+    assert retry_action(sufficient, rules) == expected
 
 
 def test_a_compact_judge_that_scores_no_passage_falls_back_to_the_rules(

@@ -103,14 +103,15 @@ _CompactMissing = Annotated[str, Field(max_length=80)]
 
 class _CompactJudgeReply(BaseModel):
     """The judge's verdict without free text: one 0-10 relevance per shown passage in order (a number
-    is one or two tokens; a reason is twenty), for a 2-core local model (issue 22)."""
+    is one or two tokens; a reason is twenty), for a 2-core local model (issue 22). No retry action:
+    the rules choose it (``retry_action``); its key and value were ~9 of ~29 generated tokens, and the
+    small models mostly copied the prompt example's "answer" even beside ``is_sufficient: false``."""
 
     relevance: list[float] = Field(default_factory=list, max_length=MAX_JUDGEMENTS)
     is_sufficient: bool = False
     missing_info: list[_CompactMissing] = Field(default_factory=list, max_length=MAX_COMPACT_MISSING)
-    suggested_action: SuggestedAction = "answer"
 
-    def full(self) -> _JudgeReply:
+    def full(self, action: SuggestedAction) -> _JudgeReply:
         """The same verdict in the full reply's shape, relevance brought to [0, 1] on its scale."""
         scale = relevance_scale(self.relevance)
         judgements = [
@@ -120,8 +121,19 @@ class _CompactJudgeReply(BaseModel):
             judgements=judgements,
             is_sufficient=self.is_sufficient,
             missing_info=self.missing_info,
-            suggested_action=self.suggested_action,
+            suggested_action=action,
         )
+
+
+def retry_action(sufficient: bool, rules: RetrievalEvaluation | None) -> SuggestedAction:
+    """The next step after a compact verdict: answer when the model found the passages sufficient,
+    otherwise the rules' retry (more parts to search, exact names, names to hop through), a rewrite
+    where the rules themselves would have answered: the model's "insufficient" still earns a retry."""
+    if sufficient:
+        return "answer"
+    if rules is None or rules.suggested_action == "answer":
+        return "rewrite"
+    return rules.suggested_action
 
 
 # The least a chunk shows the judge when a context budget is shared out (about one sentence).
@@ -179,7 +191,9 @@ class LLMJudge:
         asked = messages(
             prompts.ANSWER_SYSTEM, prompts.judge_compact_user(question, passages, analysis.sub_queries, tried)
         )
-        reply = self.chat.structured("judge", _CompactJudgeReply, asked).full()
+        compact = self.chat.structured("judge", _CompactJudgeReply, asked)
+        rules = None if compact.is_sufficient else self.offline(question, analysis, chunks, tried)
+        reply = compact.full(retry_action(compact.is_sufficient, rules))
         numbers = [p.number for p in passages]
         judgements = [
             j.model_copy(update={"n": numbers[j.n - 1]}) for j in reply.judgements if j.n <= len(numbers)
