@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import cache, partial
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, field_validator
@@ -184,16 +186,21 @@ class LLMJudge:
         return compress_passages(question, passages, budget, meaning=self.meaning)
 
     def _compact_reply(
-        self, question: str, analysis: QueryAnalysis, chunks: list[ScoredChunk], tried: list[str]
+        self,
+        question: str,
+        analysis: QueryAnalysis,
+        chunks: list[ScoredChunk],
+        tried: list[str],
+        rules: Callable[[], RetrievalEvaluation],
     ) -> _JudgeReply:
-        """Relevance numbers for the writer's passages, renumbered to the chunks they came from."""
+        """Relevance numbers for the writer's passages, renumbered to the chunks they came from; the
+        retry after an insufficient verdict from ``rules`` (the offline verdict, asked once per call)."""
         passages = self.writer_view(question, chunks)
         asked = messages(
             prompts.ANSWER_SYSTEM, prompts.judge_compact_user(question, passages, analysis.sub_queries, tried)
         )
         compact = self.chat.structured("judge", _CompactJudgeReply, asked)
-        rules = None if compact.is_sufficient else self.offline(question, analysis, chunks, tried)
-        reply = compact.full(retry_action(compact.is_sufficient, rules))
+        reply = compact.full(retry_action(compact.is_sufficient, None if compact.is_sufficient else rules()))
         numbers = [p.number for p in passages]
         judgements = [
             j.model_copy(update={"n": numbers[j.n - 1]}) for j in reply.judgements if j.n <= len(numbers)
@@ -220,14 +227,18 @@ class LLMJudge:
     ) -> RetrievalEvaluation:
         if not chunks:
             raise ModelGaveUp("no chunks to judge")
-        ask = self._compact_reply if self.compact else self._full_reply
-        reply = ask(question, analysis, chunks, tried)
+        # The offline verdict fills what the model skips and picks a compact verdict's retry: one run.
+        rules = cache(partial(self.offline, question, analysis, chunks, tried))
+        if self.compact:
+            reply = self._compact_reply(question, analysis, chunks, tried, rules)
+        else:
+            reply = self._full_reply(question, analysis, chunks, tried)
         by_number = {j.n: j for j in reply.judgements if 1 <= j.n <= len(chunks)}
         if not by_number:
             raise ModelGaveUp("judge returned no judgement for any passage")
         offline: dict[str, ChunkJudgement] = {}
         if len(by_number) < len(chunks):
-            offline = {j.chunk_id: j for j in self.offline(question, analysis, chunks, tried).judgements}
+            offline = {j.chunk_id: j for j in rules().judgements}
         judgements = []
         for i, sc in enumerate(chunks, 1):
             if i in by_number:
