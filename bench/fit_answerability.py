@@ -203,10 +203,14 @@ def matrix(rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:
     return x, np.array([r["label"] for r in rows], dtype=float)
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float) -> tuple[float, np.ndarray]:
-    """Balanced-class logistic regression (L2 on the weights, not the intercept)."""
-    pos = y.mean()
-    weight = np.where(y == 1, 0.5 / pos, 0.5 / (1 - pos))
+def fit_logistic(
+    x: np.ndarray, y: np.ndarray, l2: float, sample_weight: np.ndarray | None = None
+) -> tuple[float, np.ndarray]:
+    """Balanced-class logistic regression (L2 on the weights, not the intercept); each row's weight is
+    multiplied by ``sample_weight`` where given (the classes are balanced on those weights)."""
+    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    pos = np.sum(w * y) / np.sum(w)
+    weight = w * np.where(y == 1, 0.5 / pos, 0.5 / (1 - pos)) / np.mean(w)
 
     def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
         z = theta[0] + x @ theta[1:]

@@ -25,6 +25,8 @@ from retrievers.base import Retriever
 from retrievers.fusion import reciprocal_rank_fusion
 from retrievers.index import Index
 from retrievers.store import Store
+from retrievers.walk_gate import WalkGate, packaged_gate
+from retrievers.walk_signals import WalkView, extract
 
 log = logging.getLogger(__name__)
 
@@ -102,10 +104,22 @@ class EntityGraph:
         self.to_entities = (sparse.diags(_inverse(degree)) @ matrix).T.tocsr()
         self.to_passages = (matrix @ sparse.diags(_inverse(strength))).tocsr()
         self.position = {chunk_id: i for i, chunk_id in enumerate(ids)}
+        self._names: list[str] | None = None  # vocab keys by column, built on first use
 
     @property
     def edges(self) -> int:
         return int(self.to_passages.nnz)
+
+    def entities_of(self, chunk_id: str) -> set[str]:
+        """The entity keys a passage links to (an entity too common to link counts for none)."""
+        row = self.position.get(chunk_id)
+        if row is None:
+            return set()
+        if self._names is None:
+            self._names = list(self.vocab)
+        start, end = self.to_passages.indptr[row], self.to_passages.indptr[row + 1]
+        columns = self.to_passages.indices[start:end][self.to_passages.data[start:end] > 0]
+        return {self._names[int(c)] for c in columns}
 
     def seeds_for(self, text: str) -> dict[str, float]:
         """Entities of the graph the text names, weighted by specificity (1 / passages naming them)."""
@@ -188,10 +202,15 @@ class EntityGraphRetriever:
 
     name = "entity_graph"
 
-    def __init__(self, base: Retriever, store: Store, params: GraphParams | None = None) -> None:
+    def __init__(
+        self, base: Retriever, store: Store, params: GraphParams | None = None, gate: WalkGate | None = None
+    ) -> None:
+        """``gate``: the fitted per-question decision whether the walk leads (``walk_gate.py``); the
+        packaged one by default."""
         self.base = base
         self.store = store
         self.params = params or GraphParams()
+        self.gate = gate or packaged_gate()
         self._graph: EntityGraph | None = None
         self._row_masks: dict[str, np.ndarray] = {}  # per filter, for a store without positions (Milvus)
         self._lock = threading.Lock()
@@ -219,17 +238,27 @@ class EntityGraphRetriever:
     def search_weighted(
         self, query: str, k: int, filters: Filters | None, fusion_weight: float | None
     ) -> list[ScoredChunk]:
-        """Hybrid and the walk: the walk's order leading (``fusion_weight`` None) or fused by RRF."""
+        """Hybrid and the walk: the walk's order leading (``fusion_weight`` None) where the gate reads
+        the question as one the walk serves (else hybrid's own ranking), or fused by RRF."""
         hybrid = self.base.search(query, k, filters)
         walked = self.rank(query, hybrid, k, filters)
         if not walked:
             return hybrid
         if fusion_weight is None:
-            return walk_first(walked, hybrid)[:k]
+            return walk_first(walked, hybrid)[:k] if self.walk_leads(query, hybrid, walked) else hybrid
         fused = reciprocal_rank_fusion(
             {"hybrid": hybrid, self.name: walked}, weights={"hybrid": 1.0, self.name: fusion_weight}
         )
         return fused[:k]
+
+    def walk_leads(self, query: str, hybrid: list[ScoredChunk], walked: list[ScoredChunk]) -> bool:
+        """The gate's decision from the two rankings."""
+        return self.gate.leads(self.signals(query, hybrid, walked))
+
+    def signals(self, query: str, hybrid: list[ScoredChunk], walked: list[ScoredChunk]) -> dict[str, float]:
+        """The gate's inputs (``walk_signals.py``), from the question's seeds and both rankings."""
+        graph = self.graph
+        return extract(WalkView(graph.seeds_for(query), hybrid, walked, graph.entities_of))
 
     def for_how_to(self) -> FusedWalk:
         """This retriever as a how-to question uses it (``GraphParams.how_to_fusion_weight``)."""
