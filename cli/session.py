@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import hashlib
 import queue
+import signal
 import sys
 import threading
 import time
@@ -555,6 +556,14 @@ def _prompt(console: Console) -> str:
     return PROMPT
 
 
+def listen_for_ctrl_c() -> None:
+    """Ctrl-C at the terminal cancels the running question (``_Run``), even when the session was
+    started with SIGINT ignored: Python then installs no handler of its own, a parent that ignored it
+    (a launcher, a test runner) passes that on, and Ctrl-C would do nothing at all."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def _interactive_lines(console: Console) -> Iterator[str]:
     """Lines typed at the prompt; Ctrl-C clears the line, Ctrl-D (EOF) ends the session."""
     with contextlib.suppress(ImportError):
@@ -635,6 +644,7 @@ def _serve(args: argparse.Namespace, settings: Any, console: Console, interactiv
     require_chunks(context.retrievers.index)
     if interactive:
         show_rerank_progress(context.reranker)
+        listen_for_ctrl_c()
     problem = endpoint_problem(settings)
     if problem:
         # Once per session, not once per question: the offline brain answers until the next start.

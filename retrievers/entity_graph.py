@@ -7,7 +7,9 @@ index generation, and is the same over the local index and Milvus. It is assembl
 sparse matrix the first time it is searched. A question seeds the walk at the entities it names
 (weighted by specificity, 1 / number of passages naming the entity, as HippoRAG does) and at hybrid
 search's best passages; the walk reaches the bridge passage that shares an entity, not words, with
-the question. Its ranking is fused with hybrid's by weighted reciprocal rank fusion.
+the question. Where the walk gate (``walk_gate.py``, fitted) reads the question as one the walk serves,
+the walk's ranking leads and hybrid's remaining hits follow; otherwise hybrid's own ranking stands. A
+how-to question fuses the two by weighted reciprocal rank fusion instead.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ class GraphParams:
     iterations: int = 30
     passage_seeds: int = 10  # hybrid's best passages that also seed the walk
     passage_seed_share: float = 0.05  # of the restart mass (the rest goes to the question's entities)
-    # None: the walk's order is the ranking (HippoRAG 2; hybrid seeds the walk and fills what it leaves);
+    # None: the walk's order is the ranking where the gate lets it lead (HippoRAG 2; hybrid seeds the
+    # walk and fills what it leaves);
     # a number: the walk's RRF weight beside hybrid's 1.0 (chosen on MuSiQue's first half, issue 26)
     fusion_weight: float | None = None
     # a how-to question asks for the passage that says how (one API, flag or command): the walk from the

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pexpect
@@ -70,7 +72,7 @@ def session_env(index_dir: Path, checkpoint_db: Path) -> dict[str, str]:
 class Terminal:
     """`python main.py` in a pseudo-terminal; reads the screen as plain text."""
 
-    def __init__(self, cwd: Path, env: dict[str, str]) -> None:
+    def __init__(self, cwd: Path, env: dict[str, str], preexec_fn: Callable[[], None] | None = None) -> None:
         self.child = pexpect.spawn(
             sys.executable,
             [MAIN],
@@ -80,6 +82,7 @@ class Terminal:
             codec_errors="replace",
             dimensions=(50, 220),
             timeout=90,
+            preexec_fn=preexec_fn,
         )
 
     def wait_prompt(self) -> str:
@@ -157,6 +160,21 @@ def test_a_conversation_at_the_terminal_resumes_after_a_restart(index_dir, tmp_p
         "它的常数 k 是多少？",
         "And how does its keyword search rank chunks?",
     ]
+
+
+@pytest.mark.slow
+def test_ctrl_c_cancels_the_question_even_when_the_session_was_started_with_sigint_ignored(
+    index_dir, tmp_path
+):
+    """A launcher (or a test runner) that ignores SIGINT passes that on; the session still listens."""
+    env = session_env(index_dir, tmp_path / "state" / "checkpoints.sqlite")
+    terminal = Terminal(tmp_path, env, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    terminal.wait_prompt()
+    terminal.child.sendline("错误代码 E-4711 是什么意思？")
+    terminal.child.expect_exact("analysing")
+    terminal.child.sendintr()
+    assert "cancelled" in terminal.wait_prompt()
+    assert terminal.quit() == 0
 
 
 @pytest.mark.slow
