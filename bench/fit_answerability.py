@@ -46,6 +46,7 @@ from bench.fit_inputs import command_line  # noqa: E402
 from config import load_settings  # noqa: E402
 from evaluators.datasets import load_dataset, resolve_dataset_dir  # noqa: E402
 from evaluators.modes import prepare_index  # noqa: E402
+from nodes.rerank import keep_second_hop_slots  # noqa: E402
 from providers.brain.answerability.model import MODEL_FILE, AnswerabilityModel  # noqa: E402
 from providers.brain.answerability.signals import SIGNALS, TOP, extract, meaning_foreign  # noqa: E402
 from providers.meaning import Meaning  # noqa: E402
@@ -79,7 +80,8 @@ def dataset_dir(name: str) -> Path:
 class SetRuntime:
     """One set's index, retrievers and both rerankers (opened once)."""
 
-    def __init__(self, name: str, settings: Any) -> None:
+    def __init__(self, name: str, settings: Any, ranking: str = "hybrid") -> None:
+        self.ranking = ranking
         self.dataset = load_dataset(dataset_dir(name), require_corpus=True)
         self.settings, folder = prepare_index(self.dataset, settings, None, progress=False)
         self.retrievers = open_retrievers(self.settings, folder)
@@ -97,26 +99,44 @@ class SetRuntime:
         }
 
     def ranked(self, question: str, reranker: str, drop: set[str] = frozenset()) -> list[Any]:
-        pool = [
-            c for c in self.retrievers.hybrid.search(question, self.settings.candidate_k) if c.id not in drop
-        ]
-        return self.rerankers[reranker].rerank(question, pool)[: self.settings.top_k]
+        """The evidence the judge reads. ``served``: as agentic mode hands it over, the first stage led
+        by the entity-graph walk where its gate lets it (``retrievers/walk_gate.py``) and the reranker
+        leaving walk-only passages in their slots; ``hybrid``: hybrid search and the reranker alone (the
+        packaged model's rows)."""
+        graph = self.retrievers.entity_graph
+        first = graph if self.ranking == "served" and graph is not None and graph.available() else None
+        search = first or self.retrievers.hybrid
+        pool = [c for c in search.search(question, self.settings.candidate_k) if c.id not in drop]
+        reranked = self.rerankers[reranker].rerank(question, pool)
+        if first is not None:
+            reranked = keep_second_hop_slots(pool, reranked)
+        return reranked[: self.settings.top_k]
 
 
-def rows_for(
-    name: str, n: int, runtimes: dict[str, SetRuntime], settings: Any, meaning: Meaning
-) -> list[dict]:
+class Runtimes:
+    """Each set's runtime, opened once, all ranking the same way; rows cached per set and ranking."""
+
+    def __init__(self, settings: Any, ranking: str) -> None:
+        self.settings = settings
+        self.ranking = ranking
+        self.opened: dict[str, SetRuntime] = {}
+
+    def get(self, name: str) -> SetRuntime:
+        if name not in self.opened:
+            self.opened[name] = SetRuntime(name, self.settings, self.ranking)
+        return self.opened[name]
+
+    def cache(self, name: str, n: int) -> Path:
+        suffix = "" if self.ranking == "hybrid" else f"-{self.ranking}"  # "hybrid": the pre-session-18 name
+        return CACHE / f"{name}-n{n}{suffix}.jsonl"
+
+
+def rows_for(name: str, n: int, runtimes: Runtimes, meaning: Meaning) -> list[dict]:
     """Labelled signal rows of one set (cached per set: delete the file to recompute)."""
-    path = CACHE / f"{name}-n{n}.jsonl"
+    path = runtimes.cache(name, n)
     if path.exists():
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-    def runtime(set_name: str) -> SetRuntime:
-        if set_name not in runtimes:
-            runtimes[set_name] = SetRuntime(set_name, settings)
-        return runtimes[set_name]
-
-    own, other = runtime(name), runtime(PAIRS[name])
+    own, other = runtimes.get(name), runtimes.get(PAIRS[name])
     queries = [q for q in own.dataset.queries if q.gold_ids][:n]
     rows: list[dict] = []
     started = time.time()
@@ -160,15 +180,12 @@ def answer_in(q: Any, chunks: list) -> bool:
     return any(a.strip() and a.strip().lower() in text for a in q.answers)
 
 
-def annotate(
-    name: str, n: int, rows: list[dict], runtimes: dict[str, SetRuntime], settings: Any
-) -> list[dict]:
+def annotate(name: str, n: int, rows: list[dict], runtimes: Runtimes) -> list[dict]:
     """Rows cached before ``answer_in_top`` existed get it (ranking only, no signals recomputed)."""
     todo = [r for r in rows if "answer_in_top" not in r]
     if not todo:
         return rows
-    own = runtimes.setdefault(name, SetRuntime(name, settings))
-    other = runtimes.setdefault(PAIRS[name], SetRuntime(PAIRS[name], settings))
+    own, other = runtimes.get(name), runtimes.get(PAIRS[name])
     queries = {q.id: q for q in own.dataset.queries}
     for r in todo:
         q = queries[r["id"]]
@@ -178,7 +195,7 @@ def annotate(
             drop = set(q.gold_ids) if r["condition"] == "gold_removed" else set()
             chunks = own.ranked(q.question, r["reranker"], drop)
         r["answer_in_top"] = answer_in(q, chunks)
-    path = CACHE / f"{name}-n{n}.jsonl"
+    path = runtimes.cache(name, n)
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     print(f"  {name}: annotated {len(todo)} rows", file=sys.stderr)
     return rows
@@ -257,18 +274,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--l2", type=float, default=0.001)
     parser.add_argument("--max-answerable-refused", type=float, default=0.10)
     parser.add_argument(
+        "--ranking",
+        choices=("served", "hybrid"),
+        default="hybrid",
+        help="the evidence rows are computed on: hybrid and the reranker (default; the packaged model) "
+        "or as agentic mode serves it (the gated walk and the reranker's kept slots; docs/evaluation.md "
+        "session 18: measured, not adopted)",
+    )
+    parser.add_argument(
         "--write", action="store_true", help="write providers/brain/answerability/answerability.json"
     )
     args = parser.parse_args(argv)
-    settings = load_settings(brain="offline")
-    runtimes: dict[str, SetRuntime] = {}
+    runtimes = Runtimes(load_settings(brain="offline"), args.ranking)
     meaning: Meaning | None = None
     by_set: dict[str, list[dict]] = {}
     for name in args.fit + args.held_out:
         if meaning is None:
-            first = runtimes.setdefault(name, SetRuntime(name, settings))
-            meaning = Meaning(first.retrievers.embedder)
-        rows = annotate(name, args.n, rows_for(name, args.n, runtimes, settings, meaning), runtimes, settings)
+            meaning = Meaning(runtimes.get(name).retrievers.embedder)
+        rows = annotate(name, args.n, rows_for(name, args.n, runtimes, meaning), runtimes)
         by_set[name] = labelled(backfill(rows))
     fit_rows = [r for s in args.fit for r in by_set[s]]
     x, y = matrix(fit_rows)
@@ -300,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
             "off_domain_pairs": {k: v for k, v in PAIRS.items() if k in by_set},
             "questions_per_set": args.n,
             "rerankers": list(RERANKERS),
+            "ranking": args.ranking,
             "date": dt.date.today().isoformat(),
             "command": "AGENTIC_RAG_DATA_DIR=../shared/data "
             + command_line("bench/fit_answerability.py", argv),
