@@ -11,6 +11,7 @@ entity seeds, hybrid's ranking and the walk's ranking, before either is chosen, 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from core.chunks import ScoredChunk
 
@@ -70,21 +71,15 @@ def _covered(w: WalkView, hits: list[ScoredChunk]) -> float:
     return sum(weight for key, weight in w.seeds.items() if key in named) / total
 
 
+@dataclass(frozen=True)
 class WalkView:
     """One question's inputs to the signals: its entity seeds (key -> specificity), both rankings, and
     the entities each passage links to in the graph."""
 
-    def __init__(
-        self,
-        seeds: dict[str, float],
-        hybrid: list[ScoredChunk],
-        walked: list[ScoredChunk],
-        entities_of: Callable[[str], set[str]],
-    ) -> None:
-        self.seeds = seeds
-        self.hybrid = hybrid
-        self.walked = walked
-        self.entities_of = entities_of
+    seeds: dict[str, float]
+    hybrid: list[ScoredChunk]
+    walked: list[ScoredChunk]
+    entities_of: Callable[[str], set[str]]
 
 
 SIGNALS: dict[str, Callable[[WalkView], float]] = {
