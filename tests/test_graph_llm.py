@@ -16,7 +16,7 @@ from nodes.context import AgentContext
 from providers.brain import make_brain
 from retrievers.factory import build_retrievers
 from retrievers.index import open_index
-from tests.graph_fixtures import graph_corpus
+from tests.graph_fixtures import graph_corpus, llm_context_over
 from tests.openai_server import (
     by_step,
     hang,
@@ -40,22 +40,16 @@ def llm_context(settings, embedder, openai_server):
         title="HNSW notes",
         language="en",
     )
-    index_chunks(
-        [*graph_corpus(), poisoned], settings, embedder, index_dir=settings.index_dir, progress=False
-    )
-    current = settings.model_copy(
-        update={
-            "openai_base_url": openai_server.base_url,
-            "openai_api_key": "sk-test",
-            "llm_timeout_s": 1.0,
-            "llm_max_retries": 1,
-        }
-    )
-    index = open_index(current.index_dir)
-    brain = make_brain(current)
-    assert brain.name.startswith("llm:")
-    yield AgentContext(settings=current, retrievers=build_retrievers(index, current, embedder), brain=brain)
-    index.close()
+    with llm_context_over(
+        [*graph_corpus(), poisoned],
+        settings,
+        embedder,
+        openai_server.base_url,
+        llm_timeout_s=1.0,
+        llm_max_retries=1,
+    ) as context:
+        assert context.brain.name.startswith("llm:")
+        yield context
 
 
 def fallbacks(result) -> list[str]:
