@@ -84,3 +84,18 @@ def test_the_profile_survives_a_checkpoint():
     serde = _serializer(CHECKPOINT_TYPES)
     loaded = serde.loads_typed(serde.dumps_typed(analysis))
     assert loaded == analysis and loaded.profile.defined_term == "青石协议"
+
+
+@pytest.mark.parametrize(
+    ("question", "terms", "not_terms"),
+    [
+        ("草地網球是哪一種運動的祖先？", {"草地", "网球", "运动", "祖先"}, {"哪", "一种"}),
+        ("哪种数据库支持向量检索？", {"数据库", "支持", "向量", "检索"}, {"哪", "哪种"}),
+        ("Which sport is lawn tennis the ancestor of?", {"sport", "lawn", "tenni", "ancestor"}, {"which"}),
+    ],
+)
+def test_the_question_word_is_no_key_term(question, terms, not_terms):
+    """ "哪一種" is tokenised as 哪 + 一种: a passage never states them as content, so they must not
+    weigh in coverage (three DRCD answers were refused for it)."""
+    found = set(analyze(question).profile.terms)
+    assert terms <= found and not (not_terms & found), found
