@@ -10,23 +10,21 @@ component (``to_dict`` / ``from_dict``), loaded once.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Collection
-from pathlib import Path
 from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
+
+from core.data_file import DataFile
 
 
-class LogisticModel(BaseModel):
+class LogisticModel(DataFile):
     """Logistic weights per named signal, the intercept, and the probability threshold of the decision."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     SIGNALS: ClassVar[Collection[str]] = ()
-    FILE: ClassVar[Path]
-    FITTED_BY: ClassVar[str] = ""  # the bench script that writes the file (named in its "_about" line)
 
     intercept: float
     weights: dict[str, float] = Field(description="signal name -> logistic weight")
@@ -54,23 +52,3 @@ class LogisticModel(BaseModel):
 
     def with_threshold(self, threshold: float) -> Self:
         return self.model_copy(update={"threshold": threshold})
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump()
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Self:
-        return cls.model_validate({k: v for k, v in data.items() if not k.startswith("_")})
-
-    @classmethod
-    def load(cls, path: Path | None = None) -> Self:
-        path = path or cls.FILE
-        try:
-            return cls.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"{cls.__name__} {path}: {exc}") from exc
-
-    def save(self, path: Path | None = None) -> None:
-        about = f"Fitted by {self.FITTED_BY} ({type(self).__module__}); do not edit by hand."
-        text = json.dumps({"_about": about, **self.to_dict()}, ensure_ascii=False, indent=2) + "\n"
-        (path or self.FILE).write_text(text, encoding="utf-8")

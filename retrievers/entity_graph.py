@@ -107,7 +107,7 @@ class EntityGraph:
         self.to_entities = (sparse.diags(_inverse(degree)) @ matrix).T.tocsr()
         self.to_passages = (matrix @ sparse.diags(_inverse(strength))).tocsr()
         self.position = {chunk_id: i for i, chunk_id in enumerate(ids)}
-        self._names: list[str] | None = None  # vocab keys by column, built on first use
+        self.names = list(self.vocab)  # entity keys by column
 
     @property
     def edges(self) -> int:
@@ -118,11 +118,9 @@ class EntityGraph:
         row = self.position.get(chunk_id)
         if row is None:
             return set()
-        if self._names is None:
-            self._names = list(self.vocab)
         start, end = self.to_passages.indptr[row], self.to_passages.indptr[row + 1]
         columns = self.to_passages.indices[start:end][self.to_passages.data[start:end] > 0]
-        return {self._names[int(c)] for c in columns}
+        return {self.names[int(c)] for c in columns}
 
     def seeds_for(self, text: str) -> dict[str, float]:
         """Entities of the graph the text names, weighted by specificity (1 / passages naming them)."""
@@ -244,11 +242,13 @@ class EntityGraphRetriever:
         """Hybrid and the walk: the walk's order leading (``fusion_weight`` None) where the gate reads
         the question as one the walk serves (else hybrid's own ranking), or fused by RRF."""
         hybrid = self.base.search(query, k, filters)
-        walked = self.rank(query, hybrid, k, filters)
+        seeds = self.graph.seeds_for(query)  # once: the walk starts there and the gate reads them
+        walked = self._walk(seeds, hybrid, k, filters)
         if not walked:
             return hybrid
         if fusion_weight is None:
-            return walk_first(walked, hybrid)[:k] if self.walk_leads(query, hybrid, walked) else hybrid
+            leads = self.gate.leads(self._signals(seeds, hybrid, walked))
+            return walk_first(walked, hybrid)[:k] if leads else hybrid
         fused = reciprocal_rank_fusion(
             {"hybrid": hybrid, self.name: walked}, weights={"hybrid": 1.0, self.name: fusion_weight}
         )
@@ -260,8 +260,12 @@ class EntityGraphRetriever:
 
     def signals(self, query: str, hybrid: list[ScoredChunk], walked: list[ScoredChunk]) -> dict[str, float]:
         """The gate's inputs (``walk_signals.py``), from the question's seeds and both rankings."""
-        graph = self.graph
-        return extract(WalkView(graph.seeds_for(query), hybrid, walked, graph.entities_of))
+        return self._signals(self.graph.seeds_for(query), hybrid, walked)
+
+    def _signals(
+        self, seeds: dict[str, float], hybrid: list[ScoredChunk], walked: list[ScoredChunk]
+    ) -> dict[str, float]:
+        return extract(WalkView(seeds, hybrid, walked, self.graph.entities_of))
 
     def for_how_to(self) -> FusedWalk:
         """This retriever as a how-to question uses it (``GraphParams.how_to_fusion_weight``)."""
@@ -271,10 +275,14 @@ class EntityGraphRetriever:
         self, query: str, hybrid: list[ScoredChunk], k: int, filters: Filters | None = None
     ) -> list[ScoredChunk]:
         """The walk's best ``k`` passages that pass the filters, as ScoredChunks (empty without seeds)."""
+        return self._walk(self.graph.seeds_for(query), hybrid, k, filters)
+
+    def _walk(
+        self, entity_seeds: dict[str, float], hybrid: list[ScoredChunk], k: int, filters: Filters | None
+    ) -> list[ScoredChunk]:
         graph = self.graph
         if not graph.edges:
             return []
-        entity_seeds = graph.seeds_for(query)
         if not entity_seeds:  # the walk starts from the question's entities; none named, no walk
             return []
         passage_seeds = {h.id: 1.0 / (rank + 1) for rank, h in enumerate(hybrid[: self.params.passage_seeds])}

@@ -26,7 +26,8 @@ class WalkGate(LogisticModel):
 
     SIGNALS: ClassVar = tuple(SIGNALS)
     FILE: ClassVar = GATE_FILE
-    FITTED_BY: ClassVar = "bench/fit_walk_gate.py"
+    LABEL: ClassVar = "walk gate"
+    ABOUT: ClassVar = "Fitted by bench/fit_walk_gate.py (retrievers.walk_gate); do not edit by hand."
 
     threshold: float = Field(gt=0, lt=1, description="p(walk better) at or above this: the walk leads")
 

@@ -124,7 +124,8 @@ def test_a_passage_the_caller_may_not_read_neither_ranks_nor_links_two_readable_
     assert masked[1] == 0.0 and masked[2] == 0.0 and masked[0] > 0.0
 
 
-def _index(corpus, settings, embedder, language):
+def index_corpus(corpus, settings, embedder, language):
+    """(store, retrievers) over ``corpus`` ((id, title, text) rows) in a real local index."""
     from ingestion.indexing import index_chunks
     from retrievers.factory import build_retrievers
     from retrievers.store import open_store
@@ -146,7 +147,7 @@ def _index(corpus, settings, embedder, language):
 def test_entity_graph_search_finds_the_bridge_passage_hybrid_misses(
     corpus, question, language, settings, embedder
 ):
-    store, retrievers = _index(corpus, settings, embedder, language)
+    store, retrievers = index_corpus(corpus, settings, embedder, language)
     try:
         bridge = f"{language}-bridge"
         assert all(ENTITIES_KEY in c.metadata for c in store.iter_chunks())  # stored at ingest
@@ -162,7 +163,7 @@ def test_entity_graph_search_finds_the_bridge_passage_hybrid_misses(
 def test_entity_graph_honours_filters(settings, embedder):
     from core.chunks import Filters
 
-    store, retrievers = _index(EN_CORPUS, settings, embedder, "en")
+    store, retrievers = index_corpus(EN_CORPUS, settings, embedder, "en")
     try:
         hits = retrievers.entity_graph.search(EN_QUESTION, 5, Filters(source="en-d*"))
         assert hits and all(h.chunk.source.startswith("en-d") for h in hits)
@@ -203,7 +204,7 @@ def test_agentic_mode_fuses_the_walk_and_says_so_in_the_trace(settings, embedder
     from nodes.context import AgentContext
     from providers.brain import offline_brain
 
-    store, retrievers = _index(EN_CORPUS, settings, embedder, "en")
+    store, retrievers = index_corpus(EN_CORPUS, settings, embedder, "en")
     try:
         context = AgentContext(
             settings=settings, retrievers=retrievers, brain=offline_brain(embedder=embedder), reranker=None
@@ -264,7 +265,7 @@ def test_a_how_to_question_keeps_hybrids_order_with_the_walk_fused_in(
     from retrievers.entity_graph import walk_first
     from retrievers.fusion import reciprocal_rank_fusion
 
-    store, retrievers = _index(corpus, settings, embedder, language)
+    store, retrievers = index_corpus(corpus, settings, embedder, language)
     try:
         graph = retrievers.entity_graph
 

@@ -19,7 +19,7 @@ from retrievers.walk_signals import (
     top_covers_seeds,
     walk_top_in_hybrid,
 )
-from tests.test_entity_graph import EN_CORPUS, EN_QUESTION, ZH_CORPUS, ZH_QUESTION, _index
+from tests.test_entity_graph import EN_CORPUS, EN_QUESTION, ZH_CORPUS, ZH_QUESTION, index_corpus
 
 
 def hits(*ids: str) -> list[ScoredChunk]:
@@ -173,7 +173,7 @@ NEVER = WalkGate(intercept=-20.0, weights={}, threshold=0.5)
 def test_the_retriever_follows_its_gate(corpus, question, language, settings, embedder):
     """On a real index: a gate that reads the question as single-hop returns hybrid's own ranking (the
     walk's passages do not enter); one that reads it as a bridge question returns the walk-led ranking."""
-    store, retrievers = _index(corpus, settings, embedder, language)
+    store, retrievers = index_corpus(corpus, settings, embedder, language)
     try:
         graph = retrievers.entity_graph
         hybrid = retrievers.hybrid.search(question, 6)

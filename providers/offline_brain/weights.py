@@ -15,13 +15,14 @@ values (``BrainParams``), never set on module globals, so two settings can be co
 
 from __future__ import annotations
 
-import json
 import math
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from core.data_file import DataFile
 
 WEIGHTS_FILE = Path(__file__).resolve().parent / "data" / "weights.json"
 ABOUT = (
@@ -134,10 +135,13 @@ class Limits(BaseModel):
     provenance: dict[str, Any] = Field(default_factory=dict)
 
 
-class BrainParams(BaseModel):
+class BrainParams(DataFile):
     """Every tuned number of the offline brain, with provenance; serialisable and comparable."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+    FILE: ClassVar = WEIGHTS_FILE
+    LABEL: ClassVar = "offline brain weights"
+    ABOUT: ClassVar = ABOUT
 
     writer: Combiner
     selection: Selection
@@ -145,24 +149,6 @@ class BrainParams(BaseModel):
     agreement: AgreementParams
     other: OtherParams
     limits: Limits
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump()
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> BrainParams:
-        return cls.model_validate({k: v for k, v in data.items() if not k.startswith("_")})
-
-    @classmethod
-    def load(cls, path: Path = WEIGHTS_FILE) -> BrainParams:
-        try:
-            return cls.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"offline brain weights {path}: {exc}") from exc
-
-    def save(self, path: Path = WEIGHTS_FILE) -> None:
-        text = json.dumps({"_about": ABOUT, **self.to_dict()}, ensure_ascii=False, indent=2) + "\n"
-        path.write_text(text, encoding="utf-8")
 
     def with_value(self, dotted: str, value: Any) -> BrainParams:
         """A copy with one value replaced, by path: ``selection.close_to_best``, ``writer.terms.agreed``."""

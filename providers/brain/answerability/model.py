@@ -27,7 +27,10 @@ class AnswerabilityModel(LogisticModel):
 
     SIGNALS: ClassVar = SIGNALS
     FILE: ClassVar = MODEL_FILE
-    FITTED_BY: ClassVar = "bench/fit_answerability.py"
+    LABEL: ClassVar = "answerability model"
+    ABOUT: ClassVar = (
+        "Fitted by bench/fit_answerability.py (providers/brain/answerability/model.py); do not edit by hand."
+    )
 
     threshold: float = Field(gt=0, lt=1, description="p(answerable) below this: refuse")
 
