@@ -8,15 +8,13 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from core.global_intent import is_global
-from core.schemas import QueryAnalysis
 from core.trace import Decision
 from nodes.call_api import api_route_reason
-from nodes.common import ctx, event, filters_of, policy_of, question_of
+from nodes.common import ctx, event, policy_of, question_of
 from nodes.context import AgentContext
 from nodes.policy import route_reason
 from nodes.retrieve_sql import sql_route_reason
 from nodes.state import AgentState
-from providers.offline_brain.profile import as_profile
 
 
 def analyze_query(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
@@ -24,7 +22,6 @@ def analyze_query(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
     context = ctx(runtime)
     question = question_of(state)
     analysis = context.brain.analyze(question)
-    analysis = with_unmentioned(analysis, question, context, state)
     if analysis.recommended_strategy != "global" and is_global(question):  # whichever brain analyzed
         analysis = analysis.model_copy(update={"recommended_strategy": "global"})
     policy = policy_of(state, context)
@@ -48,20 +45,6 @@ def analyze_query(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
                 f"{analysis.query_type}/{analysis.complexity} -> {strategy} ({why})",
                 sub_queries=len(analysis.sub_queries),
                 identifiers=len(analysis.identifiers),
-                unmentioned=len(analysis.unmentioned),
             )
         ],
     }
-
-
-def with_unmentioned(
-    analysis: QueryAnalysis, question: str, context: AgentContext, state: AgentState
-) -> QueryAnalysis:
-    """The analysis with the question's key terms the collection never mentions (as this caller may
-    read it), looked up once here so every attempt's answerability reading has them."""
-    keyword = getattr(context.retrievers, "keyword", None)
-    if keyword is None:
-        return analysis
-    terms = (analysis.profile or as_profile(question)).terms
-    missing = keyword.unmentioned(terms, filters_of(state))
-    return analysis.model_copy(update={"unmentioned": missing}) if missing else analysis

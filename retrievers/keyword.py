@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable
 
 from core.chunks import Filters, ScoredChunk
 from core.tokenize import tokenize
@@ -26,18 +26,3 @@ class KeywordRetriever:
         """Positions and BM25 scores only, for fusion before any chunk is fetched."""
         positions, scores = self.index.keyword_search(self.tokenizer(query), k, filters)
         return Ranking(positions.tolist(), scores.tolist())
-
-    def unmentioned(
-        self, terms: Sequence[str], filters: Filters | None = None, without: Collection[str] = ()
-    ) -> list[str]:
-        """The terms no chunk the caller may read holds (one posting lookup each): a question naming
-        what the collection never mentions ("Django" over Vue's docs) cannot be answered from it.
-        ``without``: chunk ids to treat as absent (the answerability fit removes gold passages)."""
-        missing = []
-        for term in dict.fromkeys(terms):
-            positions, scores = self.index.keyword_search([term], len(without) + 1, filters)
-            if without and len(positions):
-                positions = [c.id for c, _ in self.index.resolve(positions, scores) if c.id not in without]
-            if not len(positions):
-                missing.append(term)
-        return missing

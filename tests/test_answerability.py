@@ -96,11 +96,6 @@ OFF_DOMAIN = [
     ("法国的首都是哪里？", "根据现有资料无法确定"),
     ("珠穆朗玛峰有多高？", "根据现有资料无法确定"),
 ]
-# the question names what no page mentions, while its other words are the docs' own (release, 组件)
-NAMES_THE_UNKNOWN = [
-    ("How do I install a Django app with Helm?", "Django"),
-    ("如何在 Django 中监听组件的响应式数据变化？", "Django"),
-]
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +142,7 @@ def docs_context(tmp_path_factory, embedder) -> AgentContext:
 def asked(docs_context):
     """Every question of this module asked once through the real graph (shared by the tests below)."""
     app = build_graph()
-    questions = [q for q, _ in ANSWERABLE + OFF_DOMAIN + NAMES_THE_UNKNOWN] + [
+    questions = [q for q, _ in ANSWERABLE + OFF_DOMAIN] + [
         "hi",
         "谢谢",
         "你好",
@@ -203,107 +198,6 @@ def test_the_gate_overrules_a_judge_that_calls_off_domain_evidence_sufficient(do
     on_topic = ANSWERABLE[0][0]
     kept = gate.apply(said, on_topic, docs_context.retrievers.hybrid.search(on_topic, 10))
     assert kept.is_sufficient and kept.answerable is True
-
-
-# --- what the collection never mentions ------------------------------------------------------------------------
-
-
-def test_the_collection_probe_lists_the_key_terms_no_readable_chunk_holds(docs_context):
-    from core.chunks import Filters
-    from providers.offline_brain.profile import as_profile
-
-    keyword = docs_context.retrievers.keyword
-    english = as_profile("How do I roll back a Helm release with Terraform?").terms
-    assert keyword.unmentioned(english) == ["terraform"]
-    chinese = as_profile("如何在 Django 中使用计算属性？").terms
-    assert keyword.unmentioned(chinese) == ["django"]
-    # a term held only by pages the caller may not read counts as unmentioned (no leak of their words)
-    assert "rollback" in keyword.unmentioned(["rollback", "计算"], Filters(source="vue/*"))
-    assert keyword.unmentioned(["rollback", "计算"], Filters(source="vue/*")) == ["rollback"]
-    # the fit removes gold passages: without its only holder, a term is unmentioned
-    assert keyword.unmentioned(["rollback"], without={"helm-rollback"}) == ["rollback"]
-    assert keyword.unmentioned(["rollback"], without={"helm-install"}) == []
-
-
-@pytest.mark.parametrize(
-    ("term", "question_language", "passages", "counts"),
-    [
-        ("django", "zh", "zh", True),  # Chinese docs write names in Latin script
-        ("django", "en", "en", True),
-        ("capital", "en", "zh", False),  # Chinese passages may say it in Chinese
-        ("珠穆朗玛峰", "zh", "zh", True),
-        ("珠穆朗玛峰", "zh", "en", False),  # English passages would say "Everest"
-    ],
-)
-def test_a_missing_term_counts_only_where_the_passages_could_have_written_it(
-    term, question_language, passages, counts
-):
-    from providers.brain.answerability.signals import countable
-
-    assert countable(term, question_language, passages) is counts
-
-
-def test_the_vocabulary_signals_read_latin_and_chinese_absences_apart():
-    from providers.brain.answerability.signals import unmentioned_signals
-    from providers.offline_brain.profile import as_profile
-
-    profile = as_profile("如何在 Django 中定义数据库模型？")
-    found = unmentioned_signals(["django"], profile, "zh")
-    assert found["unmentioned_latin"] == 1.0 and found["unmentioned_cjk"] == 0.0
-    assert found["unmentioned_share"] == pytest.approx(1 / len(profile.terms))
-    everest = as_profile("珠穆朗玛峰有多高？")
-    assert unmentioned_signals(["珠穆朗玛峰"], everest, "zh")["unmentioned_cjk"] == 1.0
-    # over English passages the Chinese word's absence says nothing
-    assert set(unmentioned_signals(["珠穆朗玛峰"], everest, "en").values()) == {0.0}
-    assert set(unmentioned_signals([], profile, "zh").values()) == {0.0}
-
-
-@pytest.mark.parametrize(("question", "name"), NAMES_THE_UNKNOWN)
-def test_a_question_naming_what_no_page_mentions_is_refused_and_the_refusal_says_so(asked, question, name):
-    result = asked[question]
-    assert result.insufficient and result.evaluation is not None and result.evaluation.answerable is False
-    assert name.lower() in result.analysis.unmentioned
-    assert name in result.answer.split("：" if "：" in result.answer else ":")[-1], result.answer
-    analyzed = next(e for e in result.trace if e.node == "analyze_query")
-    assert analyzed.counts.get("unmentioned") == len(result.analysis.unmentioned)
-
-
-def test_the_analysis_looks_terms_up_in_what_this_caller_may_read(docs_context):
-    """A caller limited to the Vue pages asks how to roll back a Helm release: for them the collection never
-    mentions it (the Helm pages' words are not theirs to see), and the refusal says so."""
-    from core.chunks import Filters
-
-    result = ask(build_graph(), ANSWERABLE[0][0], context=docs_context, filters=Filters(source="vue/*"))
-    assert {"helm", "roll"} <= set(result.analysis.unmentioned)
-    assert result.insufficient and "“Helm”" in result.answer, result.answer
-
-
-@pytest.mark.parametrize(("question", "name"), NAMES_THE_UNKNOWN)
-def test_the_missing_name_is_what_turns_the_gate(docs_context, question, name):
-    """The other words match the docs well: read without the collection's silence on the name, the
-    same evidence passes as answerable."""
-    from providers.offline_brain.profile import as_profile
-
-    gate = AnswerabilityGate(docs_context.brain.judge.judge.meaning)
-    chunks = docs_context.reranker.rerank(question, docs_context.retrievers.hybrid.search(question, 30))[:10]
-    unmentioned = docs_context.retrievers.keyword.unmentioned(as_profile(question).terms)
-    assert name.lower() in unmentioned
-    assert gate.assess(question, chunks).answerable
-    assert not gate.assess(question, chunks, unmentioned).answerable
-
-
-def test_the_refusal_names_the_missing_words_as_the_question_wrote_them():
-    from providers.brain.answerability.gate import refusal
-
-    assert refusal("How do I use React's useEffect hook?", ["useeffect"]).endswith(
-        "The documents never mention “useEffect”."
-    )
-    assert refusal("珠穆朗玛峰有多高？", ["珠穆", "珠穆朗玛峰"], "zh").endswith(
-        "资料中没有出现：珠穆朗玛峰。"
-    )
-    # an English question over Chinese passages: the missing English word is no news
-    assert "never mention" not in refusal("What is the capital of France?", ["capit"], "zh")
-    assert refusal("法国的首都是哪里？", []).endswith("没有回答这个问题。")
 
 
 # --- refusal and answers through the graph ---------------------------------------------------------------------
@@ -395,7 +289,7 @@ def test_every_answer_carries_a_confidence_in_the_result_and_the_trace(asked, do
 
 
 def test_the_review_queue_lists_answers_below_the_threshold(docs_context, tmp_path):
-    """At a strict threshold (0.999) answers fall in the queue; the greeting never does. The queue is
+    """At a strict threshold (0.95) answers fall in the queue; the greeting never does. The queue is
     what ``feedback report`` shows (JSON and table)."""
     from rich.console import Console
 
@@ -404,7 +298,7 @@ def test_the_review_queue_lists_answers_below_the_threshold(docs_context, tmp_pa
     from memory.feedback import open_feedback_store
 
     strict = dataclasses.replace(
-        docs_context, settings=docs_context.settings.model_copy(update={"review_threshold": 0.999})
+        docs_context, settings=docs_context.settings.model_copy(update={"review_threshold": 0.95})
     )
     db = tmp_path / "c.sqlite"
     with (
@@ -419,7 +313,7 @@ def test_the_review_queue_lists_answers_below_the_threshold(docs_context, tmp_pa
         report = feedback_report(store, app, strict)
     assert not kept.needs_review
     expected = {(t, r.confidence) for t, r in (("en", low), ("zh", refused)) if r.needs_review}
-    assert expected, "at 0.999 at least one of these answers needs review"
+    assert expected, "at 0.95 at least one of these answers needs review"
     assert {(i.thread_id, i.confidence) for i in queue} == expected
     assert all(i.turn == 1 and i.question for i in queue)
     assert [i.confidence for i in queue] == sorted(i.confidence for i in queue)

@@ -9,20 +9,16 @@ probability so the refusal and the answer's confidence can be read from it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
 from core.chunks import ScoredChunk
 from core.schemas import RetrievalEvaluation
-from core.text import contains_cjk, detect_language, to_simplified
+from core.text import detect_language
 from providers.brain.answerability.model import AnswerabilityModel, packaged_model
-from providers.brain.answerability.signals import countable, extract
+from providers.brain.answerability.signals import extract
 from providers.meaning import Meaning
-from providers.offline_brain.analysis import key_terms
-
-_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.+#-]*[A-Za-z0-9_+#]|[A-Za-z]")
 
 
 class Assessment(BaseModel):
@@ -41,10 +37,8 @@ class AnswerabilityGate:
         self.meaning = meaning
         self.model = model or packaged_model()
 
-    def assess(
-        self, question: str, chunks: Sequence[ScoredChunk], unmentioned: Sequence[str] = ()
-    ) -> Assessment:
-        signals = extract(question, chunks, self.meaning, unmentioned=unmentioned)
+    def assess(self, question: str, chunks: Sequence[ScoredChunk]) -> Assessment:
+        signals = extract(question, chunks, self.meaning)
         p = self.model.probability(signals) if chunks else 0.0
         return Assessment(
             probability=round(p, 4),
@@ -54,11 +48,7 @@ class AnswerabilityGate:
         )
 
     def apply(
-        self,
-        evaluation: RetrievalEvaluation,
-        question: str,
-        chunks: Sequence[ScoredChunk],
-        unmentioned: Sequence[str] = (),
+        self, evaluation: RetrievalEvaluation, question: str, chunks: Sequence[ScoredChunk]
     ) -> RetrievalEvaluation:
         """The verdict with the model's decision: insufficient below the threshold, p recorded.
         Without an embedder, or for evidence that carries no first-stage ranks (passages handed over
@@ -67,7 +57,7 @@ class AnswerabilityGate:
         ones as 0 would refuse what it never saw."""
         if self.meaning is None or not any(c.ranks for c in chunks):
             return evaluation
-        found = self.assess(question, chunks, unmentioned)
+        found = self.assess(question, chunks)
         update: dict[str, object] = {"answerability": found.probability, "answerable": found.answerable}
         note = f"; answerability {found.probability:.2f} (refuse below {found.threshold:.2f})"
         update["reasoning"] = evaluation.reasoning.rstrip() + note
@@ -78,31 +68,13 @@ class AnswerabilityGate:
         return evaluation.model_copy(update=update)
 
 
-def refusal(question: str, unmentioned: Sequence[str] = (), passages: str = "") -> str:
-    """The answer when the evidence does not answer the question, in the question's language; names
-    the question's words the collection never mentions (``QueryAnalysis.unmentioned``) where their
-    absence means something given the passages' language (``passages``; ``signals.countable``),
-    which tells the user why and what to add."""
-    language = detect_language(question)
-    counted = [t for t in unmentioned if countable(t, language, passages or language)]
-    words = unmentioned_words(question, counted)
-    if language == "zh":
-        said = f"资料中没有出现：{'、'.join(words)}。" if words else ""
-        return "根据现有资料无法确定答案：检索到的资料没有回答这个问题。" + said
-    said = f" The documents never mention {', '.join(f'“{w}”' for w in words)}." if words else ""
-    return (
-        "This cannot be determined from the documents: the passages found do not answer the question." + said
+def refusal(question: str, assessment_note: str = "") -> str:
+    """The answer when the evidence does not answer the question, in the question's language."""
+    if detect_language(question) == "zh":
+        return "根据现有资料无法确定答案：检索到的资料没有回答这个问题。" + assessment_note
+    return "This cannot be determined from the documents: the passages found do not answer the question." + (
+        assessment_note
     )
-
-
-def unmentioned_words(question: str, unmentioned: Sequence[str], limit: int = 3) -> list[str]:
-    """The question's own words behind the unmentioned key terms (terms are stemmed: "usest" is
-    "useState"), in the question's order."""
-    missing = set(unmentioned)
-    words = [w for w in dict.fromkeys(_LATIN_WORD.findall(question)) if missing & set(key_terms(w))]
-    chinese = [t for t in unmentioned if contains_cjk(t) and t in to_simplified(question)]
-    words += [t for t in chinese if not any(t != other and t in other for other in chinese)]
-    return sorted(words, key=lambda w: to_simplified(question).find(w) % (len(question) + 1))[:limit]
 
 
 def refuses(evaluation: RetrievalEvaluation | None) -> bool:

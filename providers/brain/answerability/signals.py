@@ -5,9 +5,7 @@ configured embedder's cosine between the question and the best sentences; works 
 English, vague about exact terms), key-term coverage weighted by rarity (exact about terms, blind across
 languages), the cross-encoder-style reranker's raw cosine and its margin over the rest (a topic every
 candidate shares gives no margin), the first stage's agreement, and whether the kind of fact asked for
-(a number, a date, a name) is present at all, and whether the question names something the whole
-collection never mentions (``unmentioned``: the keyword index's postings, looked up once per question by
-the analysis step). ``extract`` computes them for one question and its ranked
+(a number, a date, a name) is present at all. ``extract`` computes them for one question and its ranked
 chunks; the fitted combiner (``model.py``) weighs them. A new signal is a function here and a refit
 (``bench/fit_answerability.py``), never a constant in code.
 """
@@ -18,7 +16,7 @@ import math
 from collections.abc import Sequence
 
 from core.chunks import ScoredChunk
-from core.text import contains_cjk, detect_language
+from core.text import detect_language
 from providers.meaning import Meaning
 from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.facts import has_kind
@@ -156,38 +154,7 @@ def same_language(profile: QuestionProfile, chunks: Sequence[ScoredChunk]) -> fl
     can speak at all (a Chinese question over English passages shares no words)."""
     if not chunks:
         return 0.0
-    return float(passage_language(chunks) == profile.language)
-
-
-def countable(term: str, question_language: str, passage_language: str) -> bool:
-    """Whether the collection's silence on this term says something. A Latin-script term (a name, an
-    identifier: Django, useState, helm_release) counts unless an English question meets Chinese
-    passages (they may say it in Chinese); Chinese documents keep names in Latin script, so in a
-    Chinese question it always counts. A Chinese term counts only over Chinese passages."""
-    if contains_cjk(term):
-        return passage_language == "zh"
-    return not (question_language == "en" and passage_language == "zh")
-
-
-def unmentioned_latin(unmentioned: Sequence[str]) -> float:
-    """1 when a countable Latin-script term of the question is in no chunk of the collection: "How do
-    I use Django?" over Vue's docs. Names and identifiers are written the same in every text."""
-    return float(any(not contains_cjk(t) for t in unmentioned))
-
-
-def unmentioned_cjk(unmentioned: Sequence[str]) -> float:
-    """1 when a countable Chinese term is in no chunk: "珠穆朗玛峰" over framework docs; weaker, since
-    jieba may cut a question's words differently from a passage's (the fit weighs it on its own)."""
-    return float(any(contains_cjk(t) for t in unmentioned))
-
-
-def unmentioned_share(unmentioned: Sequence[str], terms: Sequence[str]) -> float:
-    """Share of the question's countable key terms the collection never mentions: one rare word of
-    twelve against the question's only subject."""
-    if not terms:
-        return 0.0
-    missing = set(unmentioned)
-    return sum(t in missing for t in terms) / len(terms)
+    return float(detect_language(chunks[0].chunk.text[:300]) == profile.language)
 
 
 SIGNALS = (
@@ -203,9 +170,6 @@ SIGNALS = (
     "kind_present",
     "same_language",
     "meaning_foreign",
-    "unmentioned_latin",
-    "unmentioned_cjk",
-    "unmentioned_share",
 )
 
 
@@ -214,11 +178,9 @@ def extract(
     chunks: Sequence[ScoredChunk],
     meaning: Meaning | None,
     cosines: Sequence[float] | None = None,
-    unmentioned: Sequence[str] = (),
 ) -> dict[str, float]:
     """Every signal for one question and its ranked chunks (best first). ``cosines``: the per-chunk
-    best-sentence cosines when the caller has them already; ``unmentioned``: the question's key terms
-    the collection holds nowhere (``KeywordRetriever.unmentioned``; empty when not looked up)."""
+    best-sentence cosines when the caller has them already."""
     profile = as_profile(question)
     top = list(chunks[:TOP])
     sims = list(cosines) if cosines is not None else best_sentence_cosines(meaning, profile.text, top)
@@ -238,24 +200,4 @@ def extract(
         "same_language": same_language(profile, top),
     }
     values["meaning_foreign"] = meaning_foreign(values["meaning_best"], values["same_language"])
-    values.update(unmentioned_signals(unmentioned, profile, passage_language(top)))
     return {name: round(values[name], 6) for name in SIGNALS}
-
-
-def passage_language(chunks: Sequence[ScoredChunk]) -> str:
-    """The best chunk's language ("en" without chunks), as ``same_language`` reads it."""
-    return detect_language(chunks[0].chunk.text[:300]) if chunks else "en"
-
-
-def unmentioned_signals(
-    unmentioned: Sequence[str], profile: QuestionProfile, passages: str
-) -> dict[str, float]:
-    """The collection-vocabulary signals, over the terms whose absence counts (``countable``) given the
-    question's language and the best passage's (``passages``)."""
-    terms = [t for t in profile.terms if countable(t, profile.language, passages)]
-    missing = [t for t in unmentioned if t in set(terms)]
-    return {
-        "unmentioned_latin": unmentioned_latin(missing),
-        "unmentioned_cjk": unmentioned_cjk(missing),
-        "unmentioned_share": unmentioned_share(missing, terms),
-    }
