@@ -55,7 +55,7 @@ def materialise(mirrors: Path, out: Path, manifest: Path = MANIFEST) -> int:
     lines = [
         "# Where these pages come from",
         "",
-        "Made by bench/docs_eval/fetch_docs.py from manifest.json.",
+        f"Made by bench/docs_eval/fetch_docs.py from {manifest.name} ({manifest.parent.name}).",
         "",
     ]
     for project in spec["projects"]:
@@ -77,8 +77,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"), help="folder of git mirrors")
     parser.add_argument("--out", type=Path, default=ROOT / "eval_docs", help="where the pages go")
+    parser.add_argument(
+        "--manifest",
+        type=Path,
+        default=MANIFEST,
+        help="which pages (default: the evaluation's; bench/docs_eval/train/manifest.json: the how-to "
+        "training set's)",
+    )
     args = parser.parse_args(argv)
-    count = materialise(args.mirrors, args.out)
+    count = materialise(args.mirrors, args.out, args.manifest)
     print(f"{count} pages in {args.out}")
     return 0
 

@@ -229,6 +229,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     app = build_graph()
     args.out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
+    inputs: list[dict[str, Any]] = []
     for n, q in enumerate(questions, 1):
         started = time.perf_counter()
         result = ask(app, q.question, context=context)
@@ -255,6 +256,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "seconds": seconds,
         }
         rows.append(row)
+        if q.kind == "howto":  # the writer's input, labelled by the key string (bench/fit_offline_brain.py)
+            passages = [p.model_dump() for p in result.passages]
+            inputs.append({"question": q.question, "answers": [q.key], "fake": None, "passages": passages})
         (args.out / f"{q.id}.json").write_text(
             json.dumps(row, ensure_ascii=False, indent=1), encoding="utf-8"
         )
@@ -263,6 +267,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             file=sys.stderr,
         )
     context.retrievers.index.close()
+    if args.writer_inputs:
+        from bench.fit_inputs import slim, write_rows
+
+        write_rows(args.writer_inputs, [slim(row) for row in inputs])
+        print(f"{len(inputs)} writer inputs in {args.writer_inputs}", file=sys.stderr)
     summary = summarise(rows)
     summary["ingest"] = ingest_report
     summary["settings"] = {
@@ -306,6 +315,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "eval_out/docs_eval/run")
     parser.add_argument("--reuse-index", action="store_true", help="ask the existing index, do not re-ingest")
     parser.add_argument("--ids", nargs="*", help="only these question ids")
+    parser.add_argument(
+        "--writer-inputs",
+        type=Path,
+        help="also write each how-to question's writer input (question, key as the answer, the passages "
+        "the graph handed the writer) as a fit-input file (.jsonl.gz) for bench/fit_offline_brain.py",
+    )
     parser.add_argument("--llm-url", help="an OpenAI-compatible server (e.g. `python main.py llm serve`)")
     parser.add_argument("--llm-model", default="qwen2.5-coder-1.5b", help="the model name it serves")
     parser.add_argument("--llm-roles", default="write", help="AGENTIC_RAG_LLM_ROLES: write, write,judge, all")
