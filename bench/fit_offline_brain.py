@@ -58,12 +58,13 @@ ANCHOR = "coverage"  # held fixed: the combiner's scale
 
 
 def choices(rows: list[dict], meaning: Meaning, weights: BrainParams) -> list[tuple[list[dict], list[bool]]]:
-    """Per question: the features of each candidate sentence and whether it holds a gold answer."""
+    """Per question: the features of each candidate sentence and whether it holds a gold answer, in
+    itself or in the code block it introduces (a how-to answer shows that block: ``answer.with_blocks``)."""
     out = []
     for row in rows:
         passages = [Passage.model_validate(p) for p in row["passages"]]
         found = [c for c in candidates(row["question"], passages, meaning, weights) if c.score > 0]
-        labels = [bool(answer_has_gold(c.sentence, row["answers"])) for c in found]
+        labels = [bool(answer_has_gold(f"{c.sentence}\n{c.block}", row["answers"])) for c in found]
         out.append(([c.features for c in found], labels))
     return out
 

@@ -60,8 +60,9 @@ class TextPiece(BaseModel):
     """A chunk of a document as the splitter returns it.
 
     Spans: ``doc.full_text()[char_start:char_end] == text`` for every piece except the later parts of a
-    table that was too large for one chunk; those repeat the table's header row and separator in front of
-    their rows, and their span covers only their own rows. Overlap between consecutive pieces shows up as
+    table that was too large for one chunk, which repeat the table's header row and separator in front of
+    their rows (their span covers only their own rows), and a piece that starts or ends inside a fenced
+    code block, which opens with the block's fence line or closes it (``splitter.closed_fences``). Overlap between consecutive pieces shows up as
     overlapping spans: the next piece's span starts inside the previous one (on a sentence boundary), so
     the shared text is ``full_text[next.char_start:prev.char_end]``.
     """

@@ -9,8 +9,9 @@ is near. Consecutive chunks of one section overlap by whole trailing sentences (
 ``chunk_overlap`` characters); optional semantic mode also cuts where neighbouring sentences' embeddings
 stop being similar.
 
-Every piece is a slice of ``doc.full_text()`` (see ``TextPiece`` for the table-part exception), so spans
-are exact and pieces never contain whitespace-only text.
+Every piece is a slice of ``doc.full_text()`` (see ``TextPiece`` for the exceptions: table parts, and
+the parts of a code block cut by lines, which are fenced again), so spans are exact and pieces never
+contain whitespace-only text.
 """
 
 from __future__ import annotations
@@ -386,8 +387,46 @@ def _introduction_start(units: list[_Unit], block: _Unit, full: str, config: Spl
     return start
 
 
+_FENCE_LINE_RE = re.compile(r"(?m)^[ \t]*(`{3,}|~{3,})[^\n]*$")
+
+
+def fence_lines(full: str) -> list[tuple[int, int, str]]:
+    """The fence lines that open and close the document's code blocks, in order: (start, end, marks);
+    an opening fence is closed by a line of the same marks, as Markdown reads it."""
+    lines: list[tuple[int, int, str]] = []
+    opened: str | None = None
+    for match in _FENCE_LINE_RE.finditer(full):
+        marks = match.group(1)
+        if opened is None:
+            opened = marks
+        elif marks[0] == opened[0] and len(marks) >= len(opened) and not full[match.end(1) : match.end()].strip():
+            opened = None
+        else:
+            continue  # a fence-like line inside a block (a ```` block showing ``` in Markdown)
+        lines.append((match.start(), match.end(), marks))
+    return lines
+
+
+def closed_fences(full: str, start: int, end: int, fences: list[tuple[int, int, str]]) -> str:
+    """``full[start:end]`` with a code block the cut left open closed again: a chunk that starts inside
+    a block opens with the block's own fence line, one that ends inside it closes it. A large block cut
+    by lines is then a well-formed block in every chunk, so its code and comments are never read as
+    prose sentences (the splitter's exception to "every piece is a slice", like table parts)."""
+    text = full[start:end]
+    before = [f for f in fences if f[1] <= start]
+    inside = [f for f in fences if start < f[1] and f[0] < end]
+    if len(before) % 2:  # the chunk starts inside a block
+        opening = before[-1]
+        text = full[opening[0] : opening[1]].strip() + "\n" + text
+    if (len(before) + len(inside)) % 2:  # and/or ends inside one
+        marks = (inside or before)[-1][2]
+        text = text.rstrip("\n") + "\n" + marks
+    return text
+
+
 def _pack(section: _Section, full: str, config: SplitConfig) -> list[TextPiece]:
     pieces: list[TextPiece] = []
+    fences = fence_lines(full)
     current: list[_Unit] = []
     chunk_start = 0
 
@@ -395,7 +434,7 @@ def _pack(section: _Section, full: str, config: SplitConfig) -> list[TextPiece]:
         if not current:
             return
         chunk_end = current[-1].end
-        text = full[chunk_start:chunk_end]
+        text = closed_fences(full, chunk_start, chunk_end, fences)
         if text.strip():
             kind = "table" if any(u.kind == "table" for u in current) else "text"
             pieces.append(

@@ -4,11 +4,13 @@ table brings it along, bounded; the verifier accepts the block only as a copy. E
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from core.schemas import Passage
 from providers.offline_brain.answer import extractive_answer
-from providers.offline_brain.features import names_code
+from providers.offline_brain.features import introduces_block, names_code
 from providers.offline_brain.profile import profile
 from providers.offline_brain.support import check_answer_support
 from providers.offline_brain.weights import params
@@ -31,6 +33,45 @@ def test_names_code_fires_for_how_to_questions_and_new_code_names_only(question,
 
 def test_the_packaged_writer_weighs_names_code():
     assert "names_code" in params().writer.terms
+
+
+class TestIntroducesBlock:
+    """A how-to question meeting a sentence that introduces a block: the block shows how."""
+
+    @pytest.mark.parametrize(
+        ("question", "block", "expected"),
+        [
+            ("How do I create the root store?", "```js\nconst pinia = createPinia()\n```", 1.0),
+            ("如何创建根 store？", "```js\nconst pinia = createPinia()\n```", 1.0),
+            ("How do I create the root store?", "", 0.0),  # the sentence introduces nothing
+            ("What is the root store?", "```js\nconst pinia = createPinia()\n```", 0.0),  # not how-to
+            ("根 store 是什么？", "```js\nconst pinia = createPinia()\n```", 0.0),
+        ],
+    )
+    def test_fires_for_how_to_questions_with_a_block(self, question, block, expected):
+        assert introduces_block(block, profile(question)) == expected
+
+    @pytest.mark.parametrize(
+        ("question", "text"),
+        [
+            (
+                "How do I create the root store and install it in my app?",
+                "Create a pinia instance (the root store) and pass it to the app as a plugin:\n\n"
+                "```js\nimport { createPinia } from 'pinia'\napp.use(createPinia())\n```\n",
+            ),
+            (
+                "如何创建一个 pinia 实例并把它传递给应用？",
+                "创建一个 pinia 实例（根 store）并将其传递给应用：\n\n"
+                "```js\nimport { createPinia } from 'pinia'\napp.use(createPinia())\n```\n",
+            ),
+        ],
+    )
+    def test_the_writer_reads_the_block_of_each_candidate(self, question, text):
+        from providers.offline_brain.answer import candidates
+
+        passage = Passage(number=1, chunk_id="p", source="start.md", heading="Start", text=text)
+        (lead,) = [c for c in candidates(question, [passage], None) if c.sentence.endswith((":", "："))]
+        assert lead.features["introduces_block"] == 1.0 and "createPinia()" in lead.block
 
 
 PAGES = {
@@ -99,3 +140,42 @@ def test_a_block_the_chunk_cut_open_follows_its_introduction(question, text, lin
     passage = Passage(number=1, chunk_id="p", source="named_templates.md", heading="Named", text=text)
     answer = extractive_answer(question, [passage]).answer
     assert line in answer and "syntax:```" not in answer and "如下：```" not in answer
+
+
+COMPRESSIBLE = {
+    "en": (
+        "How do I keep leaving items out of the layout during a list transition?",
+        "Lists jump when items leave. Add a few CSS rules to fix it:\n\n"
+        "```css\n.list-move { transition: all 0.5s ease; }\n/* keep leaving items out of the layout flow\n"
+        "   so that moves are computed correctly. */\n.list-leave-active { position: absolute; }\n```\n\n"
+        "Now it looks much better. The weather was pleasant that day. Nothing else happened.",
+    ),
+    "zh": (
+        "列表过渡时怎么让离开的元素不占据布局？",
+        "元素离开时列表会跳动。我们可以添加一些额外的 CSS 规则来解决这个问题：\n\n"
+        "```css\n.list-move { transition: all 0.5s ease; }\n/* 确保将离开的元素从布局流中删除\n"
+        "   以便能够正确地计算移动的动画。 */\n.list-leave-active { position: absolute; }\n```\n\n"
+        "现在它看起来好多了。那天天气很好。别的什么也没发生。",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_compression_keeps_a_code_block_on_lines_of_its_own(language):
+    """Compressed passages join their kept sentences; a block glued into a line would be read as prose
+    and its comment quoted as an answer sentence ("以便能够正确地计算移动的动画。 */")."""
+    from core.text import split_sentences
+    from providers.offline_brain.extractive import compress_passages
+
+    question, text = COMPRESSIBLE[language]
+    passage = Passage(number=1, chunk_id="p", source="list.md", heading="Lists", text=text)
+    from providers.tokens import count_tokens
+
+    # room for all but the last filler sentences: the kept ones are joined anew
+    (kept,) = compress_passages(question, [passage], token_budget=count_tokens(text) - 8)
+    assert kept.text != text  # something was dropped, so the kept sentences were joined anew
+    units = split_sentences(kept.text)
+    (block,) = [u for u in units if "list-move" in u]
+    assert block.startswith("```css") and block.endswith("```")
+    prose = re.sub(r"(?s)```.*?```", "", extractive_answer(question, [kept]).answer)
+    assert "*/" not in prose and "/*" not in prose  # the comment is shown only inside its block

@@ -561,6 +561,12 @@ def test_a_semicolon_inside_brackets_does_not_end_the_sentence():
             "阿尔及尔",
         ),
         ("Lena Okafor won the marathon.", "Heavy rain fell on the bay all day.", False, ""),
+        (  # the same statement in other words (a command page's summary and its synopsis): no rival
+            "roll back a release to a previous revision",
+            "This command rolls back a release to a previous revision.",
+            True,
+            "",
+        ),
     ],
 )
 def test_near_copies_and_what_sets_them_apart(a, b, near, differs):

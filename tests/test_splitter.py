@@ -292,6 +292,34 @@ def test_code_block_is_kept_whole_when_it_fits_and_split_on_lines_otherwise() ->
     assert "\n".join(p.text for p in pieces) == big  # cut only between lines, nothing repeated
 
 
+@pytest.mark.parametrize(
+    ("lead", "comment"),
+    [("Add these rules:", "/* keep the leaving item out of the layout flow. */"), ("添加这些规则：", "/* 确保离开的元素从布局流中删除。 */")],
+)
+def test_a_fenced_block_cut_by_lines_is_fenced_again_in_every_piece(lead: str, comment: str) -> None:
+    lines = [f".item-{i} {{ margin: {i}px; }}" for i in range(30)]
+    lines.insert(15, comment)
+    code = "```css\n" + "\n".join(lines) + "\n```"
+    doc = make_doc(para(lead), Block(kind="code", text=code), para("Done." if lead.isascii() else "完成。"))
+    pieces = split_document(doc, SplitConfig(chunk_size=300, chunk_overlap=0))
+    coded = [p.text for p in pieces if ".item-" in p.text]
+    assert len(coded) > 2
+    for text in coded:  # each piece holds a whole block: opened by the block's own fence, closed
+        fences = re.findall(r"(?m)^```.*$", text)
+        assert len(fences) % 2 == 0 and fences[0] == "```css", text
+        first, *rest = split_sentences_of_passage(text[text.index("```css") :])
+        # the block is one unit, fences and all: its comment is never read as a sentence
+        assert first.startswith("```css") and first.endswith("```")
+        assert not any(".item-" in x or "/*" in x for x in rest)
+    assert [x for t in coded for x in t.split("\n") if x.startswith((".item-", "/*"))] == lines
+
+
+def split_sentences_of_passage(text: str) -> list[str]:
+    from core.text import split_sentences as passage_sentences
+
+    return passage_sentences(text)
+
+
 # --------------------------------------------------------------------------------------------------
 # semantic cuts
 # --------------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 
 from core.text import jieba, to_simplified
+from core.tokenize import tokenize
 from providers.offline_brain.facts import compatible, is_date_key
 from providers.offline_brain.weights import AgreementParams, params
 
@@ -105,13 +106,21 @@ def differing_words(a: str, b: str) -> str:
     """What ``b``, a near copy of ``a``, says in place of ``a``'s words: the one stretch of words where
     they differ (compared as simplified Chinese, punctuation aside), as ``b`` writes it in simplified
     characters; "" when they are not near copies, differ in more than one place or only in punctuation
-    or script (葉偉民 / 叶伟民)."""
-    words_b = _words(b)
+    or script (葉偉民 / 叶伟民), or when the two stretches share a word (``rewording``)."""
+    words_a, words_b = _words(a), _words(b)
     changed = _changes(a, b)
     if len(changed) != 1 or changed[0][0] != "replace":
         return ""
-    _, _, _, j1, j2 = changed[0]
+    _, i1, i2, j1, j2 = changed[0]
+    if rewording([w for w, _, _ in words_a[i1:i2]], [w for w, _, _ in words_b[j1:j2]]):
+        return ""
     return to_simplified(b)[words_b[j1][1] : words_b[j2 - 1][2]]
+
+
+def rewording(ours: list[str], theirs: list[str]) -> bool:
+    """The two differing stretches share a word once stemmed ("roll" / "This command rolls", "runs" /
+    "it runs"): the copy says the same thing in other words, it states no other fact."""
+    return bool(set(tokenize(" ".join(ours))) & set(tokenize(" ".join(theirs))))
 
 
 def twins(a: str, b: str) -> bool:

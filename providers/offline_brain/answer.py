@@ -161,11 +161,14 @@ def candidates(
     disputed = contested([r[0] for r in rows], bodies, votes, scored)
     # the question's language: the same for every sentence
     asked = {"chinese_question": f.asked_in(profile, "zh"), "english_question": f.asked_in(profile, "en")}
+    # a how-to answer shows the code block, command or table its sentence introduces
+    shape = block_shape(weights.selection) if f.asks_how_to(profile) else None
     out = []
     for (p_index, position, sentence), signal, (_, topical), said, agreed, away, dispute, copy in zip(
         rows, signals, scored, stated, agree, elsewhere, disputed, copies, strict=True
     ):
         fits = f.fits_kind(sentence, said, profile)
+        block = introduced_block(sentence, passages[p_index].text, shape) if shape else ""
         signal = signal | {
             "restates_question": f.restates_question(sentence),
             "fits_kind": fits,
@@ -174,6 +177,7 @@ def candidates(
             "contested": float(dispute),
             "defines": f.defines(sentence, profile),
             "names_code": f.names_code(sentence, profile),
+            "introduces_block": f.introduces_block(block, profile),
             "prior": f.prior(p_index),
             **asked,
             "other_edition": away,
@@ -183,7 +187,7 @@ def candidates(
         score = weights.writer.score(signal) if topical else 0.0
         # with the snippet's date: copies differ there too
         shown = asked_facts(sentence, kinds, profile.text, written=True)
-        out.append(Candidate(p_index, position, sentence, score, topical, shown, signal))
+        out.append(Candidate(p_index, position, sentence, score, topical, shown, signal, block))
     return out
 
 
@@ -356,7 +360,8 @@ def with_blocks(items: list[Candidate], passages: list[Passage], limits: Selecti
     """Each chosen sentence that introduces a code block, command or table carries it (``introduced_block``)."""
     shape = block_shape(limits)
     return [
-        replace(c, block=introduced_block(c.sentence, passages[c.passage_index].text, shape)) for c in items
+        c if c.block else replace(c, block=introduced_block(c.sentence, passages[c.passage_index].text, shape))
+        for c in items
     ]
 
 

@@ -113,8 +113,21 @@ def compress_passages(
             out.append(passage)  # nothing dropped: keep the original text and its layout
             continue
         joiner = "" if detect_language(passage.text) == "zh" else " "
-        out.append(passage.model_copy(update={"text": joiner.join(s.sentence for s in sentences)}))
+        out.append(passage.model_copy(update={"text": joined(sentences, joiner)}))
     return out
+
+
+def joined(sentences: list[_Scored], joiner: str) -> str:
+    """The kept sentences as one text; a fenced code block keeps lines of its own, so the writer and
+    the checker still read it as one block (glued into a line, its comments read as sentences)."""
+    runs: list[list[str]] = []
+    for item in sentences:
+        block = item.sentence.lstrip().startswith(("```", "~~~"))
+        if block or not runs or runs[-1][0].lstrip().startswith(("```", "~~~")):
+            runs.append([item.sentence])
+        else:
+            runs[-1].append(item.sentence)
+    return "\n\n".join(joiner.join(run) for run in runs)
 
 
 def _distance(sentence: _Scored, kept: set[tuple[int, int]]) -> float:

@@ -103,6 +103,13 @@ def names_code(sentence: str, profile: QuestionProfile) -> float:
     return float(any(name and name not in asked for name in named))
 
 
+def introduces_block(block: str, profile: QuestionProfile) -> float:
+    """1 when a how-to question meets a sentence that introduces a code block, command or table
+    ("Create a pinia instance and pass it to the app as a plugin:" and the block after it): the block
+    shows how, and the answer includes it (``core.blocks.introduced_block``). 0 for other questions."""
+    return float(bool(block) and asks_how_to(profile))
+
+
 def asked_in(profile: QuestionProfile, language: str) -> float:
     """1 when the question is in ``language`` (features ``chinese_question``, ``english_question``):
     lets the fitted combiner weigh a signal per language (a term ``meaning*english_question``), since
@@ -130,6 +137,7 @@ __all__ = [
     "defines",
     "fits_kind",
     "foreign",
+    "introduces_block",
     "meaning",
     "meaning_match",
     "misses_kind",
