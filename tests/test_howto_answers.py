@@ -179,3 +179,50 @@ def test_compression_keeps_a_code_block_on_lines_of_its_own(language):
     assert block.startswith("```css") and block.endswith("```")
     prose = re.sub(r"(?s)```.*?```", "", extractive_answer(question, [kept]).answer)
     assert "*/" not in prose and "/*" not in prose  # the comment is shown only inside its block
+
+
+OPTIONS = (
+    "### Options\n\n```\n"
+    "      --app-version string         set the appVersion on the chart to this version\n"
+    "  -d, --destination string         location to write the chart. (default \".\")\n"
+    "  -h, --help                       help for package\n"
+    "      --sign                       use a PGP private key to sign this package\n"
+    "```\n"
+)
+
+
+class TestOptionLines:
+    """A command reference lists its flags in a code block; a how-to question can be answered by a
+    flag's own help line, which the writer reads as a candidate (never the block's other lines)."""
+
+    def test_each_flag_help_line_of_a_block_is_read(self):
+        from core.text import split_sentences
+        from providers.offline_brain.answer import option_lines
+
+        block = next(u for u in split_sentences(OPTIONS) if u.startswith("```"))
+        assert option_lines(block) == [
+            "--app-version string set the appVersion on the chart to this version",
+            '-d, --destination string location to write the chart. (default ".")',
+            "-h, --help help for package",
+            "--sign use a PGP private key to sign this package",
+        ]
+        assert option_lines("Use --sign to sign it.") == []  # prose is not a block
+
+    @pytest.mark.parametrize("question", ["How do I sign the package with my PGP key?", "打包时如何用 PGP 私钥签名？"])
+    def test_a_how_to_question_can_be_answered_by_a_flag_line(self, question):
+        from providers.offline_brain.answer import candidates
+
+        passage = Passage(number=1, chunk_id="p", source="helm_package.md", heading="helm package", text=OPTIONS)
+        found = {c.sentence for c in candidates(question, [passage], None)}
+        assert "--sign use a PGP private key to sign this package" in found
+
+    def test_other_questions_do_not_read_inside_blocks(self):
+        from providers.offline_brain.answer import candidates
+
+        passage = Passage(number=1, chunk_id="p", source="helm_package.md", heading="helm package", text=OPTIONS)
+        assert not any("--sign" in c.sentence for c in candidates("What does the sign flag use?", [passage], None))
+
+    def test_the_answer_names_the_flag(self):
+        passage = Passage(number=1, chunk_id="p", source="helm_package.md", heading="helm package", text=OPTIONS)
+        answer = extractive_answer("How do I sign the package with my PGP key?", [passage]).answer
+        assert "--sign" in answer and "[1]" in answer

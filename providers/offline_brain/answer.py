@@ -107,9 +107,12 @@ def candidates(
     kinds = profile.kind_set
     rows: list[tuple[int, int, str]] = []
     bodies: list[str] = []  # each sentence without the snippet's date: what it says about the event
+    how_to = f.asks_how_to(profile)
     for p_index, passage in enumerate(passages):
         dateline, body = split_dateline(passage.text)
         pieces = split_sentences(body)
+        if how_to:  # a command reference lists its flags in a block: each flag's line can answer "how"
+            pieces = [line for piece in pieces for line in (piece, *option_lines(piece))]
         planted = instruction_sentences(body)
         for position, raw in enumerate(pieces):
             # text telling the assistant or reader what to do is data, never answer text
@@ -162,7 +165,7 @@ def candidates(
     # the question's language: the same for every sentence
     asked = {"chinese_question": f.asked_in(profile, "zh"), "english_question": f.asked_in(profile, "en")}
     # a how-to answer shows the code block, command or table its sentence introduces
-    shape = block_shape(weights.selection) if f.asks_how_to(profile) else None
+    shape = block_shape(weights.selection) if how_to else None
     out = []
     for (p_index, position, sentence), signal, (_, topical), said, agreed, away, dispute, copy in zip(
         rows, signals, scored, stated, agree, elsewhere, disputed, copies, strict=True
@@ -189,6 +192,14 @@ def candidates(
         shown = asked_facts(sentence, kinds, profile.text, written=True)
         out.append(Candidate(p_index, position, sentence, score, topical, shown, signal, block))
     return out
+
+
+def option_lines(piece: str) -> list[str]:
+    """The option-help lines of a fenced block, spaces collapsed ("--sign use a PGP private key to sign
+    this package"): command references list their flags in code blocks (``answer.option_help``)."""
+    if not piece.lstrip().startswith(("```", "~~~")):
+        return []
+    return [" ".join(line.split()) for line in piece.split("\n") if _ANY.option_help.match(line)]
 
 
 def addressed_to_reader(sentence: str, planted: list[str]) -> bool:
