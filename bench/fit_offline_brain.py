@@ -59,7 +59,7 @@ ANCHOR = "coverage"  # held fixed: the combiner's scale
 
 def choices(rows: list[dict], meaning: Meaning, weights: BrainParams) -> list[tuple[list[dict], list[bool]]]:
     """Per question: the features of each candidate sentence and whether it holds a gold answer, in
-    itself or in the code block it introduces (a how-to answer shows that block: ``answer.with_blocks``)."""
+    itself or in the code block it introduces (the answer shows that block: ``answer.candidates``)."""
     out = []
     for row in rows:
         passages = [Passage.model_validate(p) for p in row["passages"]]

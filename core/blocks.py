@@ -25,6 +25,7 @@ class BlockShape:
 
     table_row: re.Pattern[str]
     command_line: re.Pattern[str]
+    option_help: re.Pattern[str]  # a command-line option's help line ("--sign   use a PGP key to sign")
     max_lines: int  # 0: no block at all
     max_chars: int
     anchor_chars: int  # the introducing sentence's last characters, looked for in its passage
@@ -60,6 +61,14 @@ def introduced_block(sentence: str, text: str, shape: BlockShape) -> str:
     if not kept:
         return ""
     return "\n".join([opening, *kept, closing] if opening else kept)
+
+
+def option_lines(piece: str, shape: BlockShape) -> list[str]:
+    """The option-help lines of a fenced block, spaces collapsed ("--sign use a PGP private key to sign
+    this package"): a command reference lists its flags in a code block, each line a statement."""
+    if not piece.lstrip().startswith(FENCES):
+        return []
+    return [" ".join(line.split()) for line in piece.split("\n") if shape.option_help.match(line)]
 
 
 def bounded_lines(body: list[str], shape: BlockShape) -> list[str]:

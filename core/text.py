@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from types import ModuleType
 
@@ -95,6 +95,22 @@ def split_sentences(text: str) -> list[str]:
             position = block.end()
         return out + _prose_sentences(text[position:])
     return _prose_sentences(text)
+
+
+_NO_SPACE_AFTER_RE = re.compile(rf"[{CJK}{CJK_PUNCTUATION}\n]$")
+
+
+def join_sentences(sentences: Sequence[str]) -> str:
+    """Sentences (``split_sentences``'s units, some kept, some dropped) as one text again: no space after
+    a Chinese character or punctuation, one after Latin; a fenced code block on lines of its own, so the
+    text still reads as that block (glued into a line, its code and comments read as sentences)."""
+    out = ""
+    for sentence in sentences:
+        if sentence.lstrip().startswith(("```", "~~~")):
+            out = f"{out.rstrip()}\n\n{sentence.strip()}\n\n".lstrip()
+        else:
+            out += sentence if not out or _NO_SPACE_AFTER_RE.search(out) else " " + sentence
+    return out.strip()
 
 
 def _prose_sentences(text: str) -> list[str]:

@@ -13,6 +13,7 @@ from core.blocks import BlockShape, bounded_block, introduced_block
 SHAPE = BlockShape(
     table_row=re.compile(r"^\s*\|.*\|\s*$|^\s*\|?\s*:?-{3,}"),
     command_line=re.compile(r"^\s*(?:\$ |>>> |(?:pip|git)\s)"),
+    option_help=re.compile(r"^\s*--[a-z][\w-]*\s{2,}[A-Za-z]"),
     max_lines=3,
     max_chars=200,
     anchor_chars=40,

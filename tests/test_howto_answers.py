@@ -184,7 +184,7 @@ def test_compression_keeps_a_code_block_on_lines_of_its_own(language):
 OPTIONS = (
     "### Options\n\n```\n"
     "      --app-version string         set the appVersion on the chart to this version\n"
-    "  -d, --destination string         location to write the chart. (default \".\")\n"
+    '  -d, --destination string         location to write the chart. (default ".")\n'
     "  -h, --help                       help for package\n"
     "      --sign                       use a PGP private key to sign this package\n"
     "```\n"
@@ -196,33 +196,47 @@ class TestOptionLines:
     flag's own help line, which the writer reads as a candidate (never the block's other lines)."""
 
     def test_each_flag_help_line_of_a_block_is_read(self):
+        from core.blocks import option_lines
         from core.text import split_sentences
-        from providers.offline_brain.answer import option_lines
+        from providers.offline_brain.answer import block_shape
 
-        block = next(u for u in split_sentences(OPTIONS) if u.startswith("```"))
-        assert option_lines(block) == [
+        block, shape = (
+            next(u for u in split_sentences(OPTIONS) if u.startswith("```")),
+            block_shape(params().selection),
+        )
+        assert option_lines(block, shape) == [
             "--app-version string set the appVersion on the chart to this version",
             '-d, --destination string location to write the chart. (default ".")',
             "-h, --help help for package",
             "--sign use a PGP private key to sign this package",
         ]
-        assert option_lines("Use --sign to sign it.") == []  # prose is not a block
+        assert option_lines("Use --sign to sign it.", shape) == []  # prose is not a block
 
-    @pytest.mark.parametrize("question", ["How do I sign the package with my PGP key?", "打包时如何用 PGP 私钥签名？"])
+    @pytest.mark.parametrize(
+        "question", ["How do I sign the package with my PGP key?", "打包时如何用 PGP 私钥签名？"]
+    )
     def test_a_how_to_question_can_be_answered_by_a_flag_line(self, question):
         from providers.offline_brain.answer import candidates
 
-        passage = Passage(number=1, chunk_id="p", source="helm_package.md", heading="helm package", text=OPTIONS)
+        passage = Passage(
+            number=1, chunk_id="p", source="helm_package.md", heading="helm package", text=OPTIONS
+        )
         found = {c.sentence for c in candidates(question, [passage], None)}
         assert "--sign use a PGP private key to sign this package" in found
 
     def test_other_questions_do_not_read_inside_blocks(self):
         from providers.offline_brain.answer import candidates
 
-        passage = Passage(number=1, chunk_id="p", source="helm_package.md", heading="helm package", text=OPTIONS)
-        assert not any("--sign" in c.sentence for c in candidates("What does the sign flag use?", [passage], None))
+        passage = Passage(
+            number=1, chunk_id="p", source="helm_package.md", heading="helm package", text=OPTIONS
+        )
+        assert not any(
+            "--sign" in c.sentence for c in candidates("What does the sign flag use?", [passage], None)
+        )
 
     def test_the_answer_names_the_flag(self):
-        passage = Passage(number=1, chunk_id="p", source="helm_package.md", heading="helm package", text=OPTIONS)
+        passage = Passage(
+            number=1, chunk_id="p", source="helm_package.md", heading="helm package", text=OPTIONS
+        )
         answer = extractive_answer("How do I sign the package with my PGP key?", [passage]).answer
         assert "--sign" in answer and "[1]" in answer

@@ -294,7 +294,10 @@ def test_code_block_is_kept_whole_when_it_fits_and_split_on_lines_otherwise() ->
 
 @pytest.mark.parametrize(
     ("lead", "comment"),
-    [("Add these rules:", "/* keep the leaving item out of the layout flow. */"), ("添加这些规则：", "/* 确保离开的元素从布局流中删除。 */")],
+    [
+        ("Add these rules:", "/* keep the leaving item out of the layout flow. */"),
+        ("添加这些规则：", "/* 确保离开的元素从布局流中删除。 */"),
+    ],
 )
 def test_a_fenced_block_cut_by_lines_is_fenced_again_in_every_piece(lead: str, comment: str) -> None:
     lines = [f".item-{i} {{ margin: {i}px; }}" for i in range(30)]
@@ -388,3 +391,22 @@ def test_semantic_embed_with_wrong_shape_is_a_clear_error() -> None:
     config = SplitConfig(semantic=True)
     with pytest.raises(ValueError, match="embed returned shape"):
         split_document(doc, config, embed=lambda texts: np.zeros((1, 4)))
+
+
+@pytest.mark.parametrize(
+    ("units", "text"),
+    [
+        (["第一句。", "第二句。"], "第一句。第二句。"),
+        (["First one.", "Second one."], "First one. Second one."),
+        (["用 `v-model`", "绑定。"], "用 `v-model` 绑定。"),  # a space after Latin, none after Chinese
+        (["Run this:", "```sh\nhelm rollback\n```", "Done."], "Run this:\n\n```sh\nhelm rollback\n```\n\nDone."),
+        (["运行：", "```sh\nhelm rollback\n```", "完成。"], "运行：\n\n```sh\nhelm rollback\n```\n\n完成。"),
+    ],
+)
+def test_kept_sentences_join_into_text_that_splits_back_into_them(units: list[str], text: str) -> None:
+    from core.text import join_sentences
+    from core.text import split_sentences as passage_sentences
+
+    assert join_sentences(units) == text
+    if any(u.startswith("```") for u in units):  # a block stays one unit when read again
+        assert passage_sentences(text) == units

@@ -16,8 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.schemas import Passage, SentenceSupport
-from core.text import CITATION_RE, split_sentences
-from providers.brain.compress import join_sentences
+from core.text import CITATION_RE, join_sentences, split_sentences
 
 SupportCheck = Callable[[str, list[Passage]], list[SentenceSupport]]
 _TRAILING_PUNCT_RE = re.compile(r"[。！？；.!?;：:]+$")

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from core.schemas import Passage
-from core.text import split_sentences
+from core.text import join_sentences, split_sentences
 from providers import prompts
 from providers.brain.chat import Chat, messages
 from providers.brain.errors import ModelGaveUp
@@ -87,11 +87,3 @@ def select_sentences(
             used += cost
             chosen.setdefault(number, set()).add(index)
     return chosen
-
-
-def join_sentences(sentences: Sequence[str]) -> str:
-    """Join kept sentences: no space after CJK punctuation, one space after Latin."""
-    out = ""
-    for sentence in sentences:
-        out += sentence if not out or out[-1] in "。！？；" else " " + sentence
-    return out

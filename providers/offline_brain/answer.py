@@ -20,9 +20,9 @@ written rather than pretending to translate.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from core.blocks import BlockShape, bounded_block, introduced_block
+from core.blocks import BlockShape, bounded_block, introduced_block, option_lines
 from core.cues import instruction_sentences, is_instruction
 from core.schemas import DraftAnswer, Passage, strip_bridge
 from core.text import contains_cjk
@@ -107,12 +107,12 @@ def candidates(
     kinds = profile.kind_set
     rows: list[tuple[int, int, str]] = []
     bodies: list[str] = []  # each sentence without the snippet's date: what it says about the event
-    how_to = f.asks_how_to(profile)
+    shape = block_shape(weights.selection)
     for p_index, passage in enumerate(passages):
         dateline, body = split_dateline(passage.text)
         pieces = split_sentences(body)
-        if how_to:  # a command reference lists its flags in a block: each flag's line can answer "how"
-            pieces = [line for piece in pieces for line in (piece, *option_lines(piece))]
+        if f.asks_how_to(profile):  # a command reference lists its flags in a block: each can answer "how"
+            pieces = [line for piece in pieces for line in (piece, *option_lines(piece, shape))]
         planted = instruction_sentences(body)
         for position, raw in enumerate(pieces):
             # text telling the assistant or reader what to do is data, never answer text
@@ -128,7 +128,7 @@ def candidates(
     # what each passage's heading says, by meaning: across languages the section often names the answer
     titled = [p.heading for p in passages]
     heading_sims = (
-        meaning.similarity(profile.text, titled) if meaning and any(titled) else [0.0] * len(passages)
+        meaning.similarity(profile.text, titled) if meaning and any(titled) else [0.0] * len(titled)
     )
     found_in = [set(key_terms(r[2])) | headings[r[0]] for r in rows]  # the heading says what it is about
     weight = f.term_weights(profile.terms, found_in)
@@ -164,14 +164,13 @@ def candidates(
     disputed = contested([r[0] for r in rows], bodies, votes, scored)
     # the question's language: the same for every sentence
     asked = {"chinese_question": f.asked_in(profile, "zh"), "english_question": f.asked_in(profile, "en")}
-    # a how-to answer shows the code block, command or table its sentence introduces
-    shape = block_shape(weights.selection) if how_to else None
     out = []
     for (p_index, position, sentence), signal, (_, topical), said, agreed, away, dispute, copy in zip(
         rows, signals, scored, stated, agree, elsewhere, disputed, copies, strict=True
     ):
         fits = f.fits_kind(sentence, said, profile)
-        block = introduced_block(sentence, passages[p_index].text, shape) if shape else ""
+        # the code block, command or table the sentence introduces: the answer shows it
+        block = introduced_block(sentence, passages[p_index].text, shape)
         signal = signal | {
             "restates_question": f.restates_question(sentence),
             "fits_kind": fits,
@@ -192,14 +191,6 @@ def candidates(
         shown = asked_facts(sentence, kinds, profile.text, written=True)
         out.append(Candidate(p_index, position, sentence, score, topical, shown, signal, block))
     return out
-
-
-def option_lines(piece: str) -> list[str]:
-    """The option-help lines of a fenced block, spaces collapsed ("--sign use a PGP private key to sign
-    this package"): command references list their flags in code blocks (``answer.option_help``)."""
-    if not piece.lstrip().startswith(("```", "~~~")):
-        return []
-    return [" ".join(line.split()) for line in piece.split("\n") if _ANY.option_help.match(line)]
 
 
 def addressed_to_reader(sentence: str, planted: list[str]) -> bool:
@@ -364,16 +355,9 @@ def block_shape(limits: Selection) -> BlockShape:
     """What the writer reads as a block's lines (``core.blocks``): its table rows and command lines, and
     how much of a block an answer shows (``limits``; the anchor: ``limits.answer["anchor_chars"]``)."""
     anchor = params().limits.answer["anchor_chars"]
-    return BlockShape(_ANY.table_row, _COMMAND_LINE, limits.block_lines, limits.block_chars, anchor)
-
-
-def with_blocks(items: list[Candidate], passages: list[Passage], limits: Selection) -> list[Candidate]:
-    """Each chosen sentence that introduces a code block, command or table carries it (``introduced_block``)."""
-    shape = block_shape(limits)
-    return [
-        c if c.block else replace(c, block=introduced_block(c.sentence, passages[c.passage_index].text, shape))
-        for c in items
-    ]
+    return BlockShape(
+        _ANY.table_row, _COMMAND_LINE, _ANY.option_help, limits.block_lines, limits.block_chars, anchor
+    )
 
 
 # ---- writing --------------------------------------------------------------------------------------
@@ -460,7 +444,7 @@ def extractive_answer(
     language = profile.reader
     budget = weights.selection.length_budget[language]
     most = weights.selection.max_rivals
-    picked = with_blocks(choose(profile, passages, meaning, weights), passages, weights.selection)
+    picked = choose(profile, passages, meaning, weights)
     evidence_terms = set().union(*(key_terms(f"{p.heading} {p.text}") for p in passages))
     covered = found_share(profile.terms, evidence_terms) if profile.terms else 1.0
     # on the question at all: any sentence of the evidence (vectors are cached), not only the chosen ones

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from core.schemas import Passage
-from core.text import detect_language, parse_citations, split_sentences
+from core.text import detect_language, join_sentences, parse_citations, split_sentences
 from providers.meaning import Meaning
 from providers.offline_brain.analysis import key_terms
 from providers.tokens import count_tokens, truncate_to_tokens
@@ -112,22 +112,8 @@ def compress_passages(
         if len(sentences) == totals[p_index] and all(s.sentence in passage.text for s in sentences):
             out.append(passage)  # nothing dropped: keep the original text and its layout
             continue
-        joiner = "" if detect_language(passage.text) == "zh" else " "
-        out.append(passage.model_copy(update={"text": joined(sentences, joiner)}))
+        out.append(passage.model_copy(update={"text": join_sentences([s.sentence for s in sentences])}))
     return out
-
-
-def joined(sentences: list[_Scored], joiner: str) -> str:
-    """The kept sentences as one text; a fenced code block keeps lines of its own, so the writer and
-    the checker still read it as one block (glued into a line, its comments read as sentences)."""
-    runs: list[list[str]] = []
-    for item in sentences:
-        block = item.sentence.lstrip().startswith(("```", "~~~"))
-        if block or not runs or runs[-1][0].lstrip().startswith(("```", "~~~")):
-            runs.append([item.sentence])
-        else:
-            runs[-1].append(item.sentence)
-    return "\n\n".join(joiner.join(run) for run in runs)
 
 
 def _distance(sentence: _Scored, kept: set[tuple[int, int]]) -> float:
