@@ -399,7 +399,11 @@ def fence_lines(full: str) -> list[tuple[int, int, str]]:
         marks = match.group(1)
         if opened is None:
             opened = marks
-        elif marks[0] == opened[0] and len(marks) >= len(opened) and not full[match.end(1) : match.end()].strip():
+        elif (
+            marks[0] == opened[0]
+            and len(marks) >= len(opened)
+            and not full[match.end(1) : match.end()].strip()
+        ):
             opened = None
         else:
             continue  # a fence-like line inside a block (a ```` block showing ``` in Markdown)

@@ -399,7 +399,10 @@ def test_semantic_embed_with_wrong_shape_is_a_clear_error() -> None:
         (["第一句。", "第二句。"], "第一句。第二句。"),
         (["First one.", "Second one."], "First one. Second one."),
         (["用 `v-model`", "绑定。"], "用 `v-model` 绑定。"),  # a space after Latin, none after Chinese
-        (["Run this:", "```sh\nhelm rollback\n```", "Done."], "Run this:\n\n```sh\nhelm rollback\n```\n\nDone."),
+        (
+            ["Run this:", "```sh\nhelm rollback\n```", "Done."],
+            "Run this:\n\n```sh\nhelm rollback\n```\n\nDone.",
+        ),
         (["运行：", "```sh\nhelm rollback\n```", "完成。"], "运行：\n\n```sh\nhelm rollback\n```\n\n完成。"),
     ],
 )
