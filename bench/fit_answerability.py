@@ -48,8 +48,15 @@ from evaluators.datasets import load_dataset, resolve_dataset_dir  # noqa: E402
 from evaluators.modes import prepare_index  # noqa: E402
 from nodes.rerank import keep_second_hop_slots  # noqa: E402
 from providers.brain.answerability.model import MODEL_FILE, AnswerabilityModel  # noqa: E402
-from providers.brain.answerability.signals import SIGNALS, TOP, extract, meaning_foreign  # noqa: E402
+from providers.brain.answerability.signals import (  # noqa: E402
+    SIGNALS,
+    TOP,
+    extract,
+    meaning_foreign,
+    unmentioned_signals,
+)
 from providers.meaning import Meaning  # noqa: E402
+from providers.offline_brain.profile import analyze, as_profile  # noqa: E402
 from providers.rerankers import make_reranker  # noqa: E402
 from retrievers.factory import open_retrievers  # noqa: E402
 
@@ -112,6 +119,13 @@ class SetRuntime:
             reranked = keep_second_hop_slots(pool, reranked)
         return reranked[: self.settings.top_k]
 
+    def unmentioned(self, question: str, drop: set[str] = frozenset()) -> list[str]:
+        """The question's names and identifiers this corpus (less ``drop``) never mentions, as the
+        analysis step looks them up (``nodes/analyze_query.py``) from the offline analysis."""
+        analysis = analyze(question)
+        names = [*analysis.entities, *analysis.identifiers]
+        return self.retrievers.keyword.unmentioned(names, without=drop)
+
 
 class Runtimes:
     """Each set's runtime, opened once, all ranking the same way; rows cached per set and ranking."""
@@ -145,11 +159,19 @@ def rows_for(name: str, n: int, runtimes: Runtimes, meaning: Meaning) -> list[di
         for reranker in RERANKERS:
             asked = own.ranked(q.question, reranker)
             if gold & {c.id for c in asked}:
-                rows.append(_row(name, q, "answerable", reranker, 1, asked, meaning))
+                rows.append(
+                    _row(name, q, "answerable", reranker, 1, asked, meaning, own.unmentioned(q.question))
+                )
+            removed = own.ranked(q.question, reranker, gold)
             rows.append(
-                _row(name, q, "gold_removed", reranker, 0, own.ranked(q.question, reranker, gold), meaning)
+                _row(
+                    name, q, "gold_removed", reranker, 0, removed, meaning, own.unmentioned(q.question, gold)
+                )
             )
-            rows.append(_row(name, q, "off_domain", reranker, 0, other.ranked(q.question, reranker), meaning))
+            elsewhere = other.ranked(q.question, reranker)
+            rows.append(
+                _row(name, q, "off_domain", reranker, 0, elsewhere, meaning, other.unmentioned(q.question))
+            )
         if number % 10 == 0:
             print(
                 f"  {name}: {number}/{len(queries)} questions, {time.time() - started:.0f} s", file=sys.stderr
@@ -160,7 +182,14 @@ def rows_for(name: str, n: int, runtimes: Runtimes, meaning: Meaning) -> list[di
 
 
 def _row(
-    name: str, q: Any, condition: str, reranker: str, label: int, chunks: list, meaning: Meaning
+    name: str,
+    q: Any,
+    condition: str,
+    reranker: str,
+    label: int,
+    chunks: list,
+    meaning: Meaning,
+    unmentioned: list[str],
 ) -> dict:
     return {
         "set": name,
@@ -169,7 +198,9 @@ def _row(
         "reranker": reranker,
         "label": label,
         "answer_in_top": answer_in(q, chunks),
-        "signals": extract(q.question, chunks, meaning),
+        "question": q.question,
+        "unmentioned": unmentioned,
+        "signals": extract(q.question, chunks, meaning, unmentioned=unmentioned),
     }
 
 
@@ -201,11 +232,39 @@ def annotate(name: str, n: int, rows: list[dict], runtimes: Runtimes) -> list[di
     return rows
 
 
+def vocabulary(name: str, n: int, rows: list[dict], runtimes: Runtimes) -> list[dict]:
+    """Rows cached before the collection-vocabulary signals existed get the question's unmentioned
+    terms (a posting lookup per term against the row's corpus, gold passages removed where the row
+    removed them; no ranking); the signals are then derived from them (``backfill``)."""
+    todo = [r for r in rows if "unmentioned" not in r]
+    if not todo:
+        return rows
+    own, other = runtimes.get(name), runtimes.get(PAIRS[name])
+    queries = {q.id: q for q in own.dataset.queries}
+    for r in todo:
+        q = queries[r["id"]]
+        if r["condition"] == "off_domain":
+            r["unmentioned"] = other.unmentioned(q.question)
+        else:
+            drop = set(q.gold_ids) if r["condition"] == "gold_removed" else set()
+            r["unmentioned"] = own.unmentioned(q.question, drop)
+        r["question"] = q.question
+    path = runtimes.cache(name, n)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    print(f"  {name}: unmentioned terms for {len(todo)} rows", file=sys.stderr)
+    return rows
+
+
 def backfill(rows: list[dict]) -> list[dict]:
     """Signals derived from cached ones (a signal added after the rows were cached)."""
     for r in rows:
         sig = r["signals"]
         sig.setdefault("meaning_foreign", meaning_foreign(sig["meaning_best"], sig["same_language"]))
+        if "question" in r:  # the best passage's language from same_language (two languages: en, zh)
+            profile = as_profile(r["question"])
+            other = "zh" if profile.language == "en" else "en"
+            passages = profile.language if sig["same_language"] else other
+            sig.update(unmentioned_signals(r["unmentioned"], profile, passages))
     return rows
 
 
@@ -292,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         if meaning is None:
             meaning = Meaning(runtimes.get(name).retrievers.embedder)
         rows = annotate(name, args.n, rows_for(name, args.n, runtimes, meaning), runtimes)
+        rows = vocabulary(name, args.n, rows, runtimes)
         by_set[name] = labelled(backfill(rows))
     fit_rows = [r for s in args.fit for r in by_set[s]]
     x, y = matrix(fit_rows)

@@ -71,6 +71,11 @@ class QueryAnalysis(BaseModel):
         default_factory=list, description="exact tokens (codes, versions, numbers) worth keyword search"
     )
     language: str = "en"
+    unmentioned: list[str] = Field(
+        default_factory=list,
+        description="names and identifiers of the question no chunk of the collection mentions (as this "
+        "caller may read it): set by the analysis step from the keyword index, read by the answerability model",
+    )
     # the offline analyzer's reading of the question (None from an LLM analyzer or an older checkpoint)
     profile: QuestionProfile | None = None
 

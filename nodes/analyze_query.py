@@ -8,9 +8,10 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from core.global_intent import is_global
+from core.schemas import QueryAnalysis
 from core.trace import Decision
 from nodes.call_api import api_route_reason
-from nodes.common import ctx, event, policy_of, question_of
+from nodes.common import ctx, event, filters_of, policy_of, question_of
 from nodes.context import AgentContext
 from nodes.policy import route_reason
 from nodes.retrieve_sql import sql_route_reason
@@ -22,6 +23,7 @@ def analyze_query(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
     context = ctx(runtime)
     question = question_of(state)
     analysis = context.brain.analyze(question)
+    analysis = with_unmentioned(analysis, context, state)
     if analysis.recommended_strategy != "global" and is_global(question):  # whichever brain analyzed
         analysis = analysis.model_copy(update={"recommended_strategy": "global"})
     policy = policy_of(state, context)
@@ -45,6 +47,18 @@ def analyze_query(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str
                 f"{analysis.query_type}/{analysis.complexity} -> {strategy} ({why})",
                 sub_queries=len(analysis.sub_queries),
                 identifiers=len(analysis.identifiers),
+                unmentioned=len(analysis.unmentioned),
             )
         ],
     }
+
+
+def with_unmentioned(analysis: QueryAnalysis, context: AgentContext, state: AgentState) -> QueryAnalysis:
+    """The analysis with the names and identifiers of the question that no chunk the caller may read
+    mentions, looked up once here so every attempt's answerability reading has them."""
+    keyword = getattr(context.retrievers, "keyword", None)
+    names = [*analysis.entities, *analysis.identifiers]
+    if keyword is None or not names:
+        return analysis
+    missing = keyword.unmentioned(names, filters_of(state))
+    return analysis.model_copy(update={"unmentioned": missing}) if missing else analysis

@@ -9,7 +9,8 @@ from langgraph.runtime import Runtime
 
 from core.cues import instruction_sentences
 from core.global_intent import global_scope
-from core.schemas import DraftAnswer, Passage
+from core.schemas import DraftAnswer, Passage, QueryAnalysis
+from core.text import detect_language
 from core.trace import Decision
 from nodes.citations import citations_for, renumber_by_first_use, strip_unknown_markers
 from nodes.common import ctx, event, question_of
@@ -37,7 +38,10 @@ def write_draft(state: AgentState, context: AgentContext, passages: list[Passage
         computed = context.brain.write(question, passages) if context.brain.name == "offline" else None
         if computed is not None and computed.tool_calls and not computed.insufficient:
             return computed
-        return DraftAnswer(answer=refusal(state.get("question") or question), insufficient=True)
+        unmentioned = (state.get("analysis") or QueryAnalysis()).unmentioned
+        language = detect_language(passages[0].text[:300]) if passages else ""
+        answer = refusal(state.get("question") or question, unmentioned, language)
+        return DraftAnswer(answer=answer, insufficient=True)
     summarised = any(h.chunk.metadata.get("level") for h in state.get("retrieved") or [])
     if state.get("strategy") == "global" and context.brain.name == "offline" and passages and summarised:
         return summary_answer(question, passages, global_scope(question))

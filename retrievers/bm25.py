@@ -173,6 +173,17 @@ class BM25Index:
         order = np.lexsort((hits, -values))[:k]
         return hits[order].astype(np.int64), values[order]
 
+    def holders(self, token: str, k: int, allowed: np.ndarray | None = None) -> np.ndarray:
+        """Positions of at most ``k`` documents that hold ``token``, whatever its idf (``top_k`` keeps
+        positive scores only, and a term in half the documents has idf 0): the posting list itself."""
+        term = self.vocab.get(token)
+        if term is None or k <= 0:
+            return np.empty(0, dtype=np.int64)
+        rows = self.weights.indices[self.weights.indptr[term] : self.weights.indptr[term + 1]]
+        if allowed is not None:
+            rows = rows[allowed[rows]]
+        return rows[:k].astype(np.int64)
+
     # --- persistence (numpy arrays and JSON only; never pickle) ---------------------------------
     def save(self, folder: Path) -> list[str]:
         folder.mkdir(parents=True, exist_ok=True)

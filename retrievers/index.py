@@ -175,6 +175,10 @@ class Index:
         """Positions (int64) and BM25 scores (float32) of the best ``k`` chunks with a positive score."""
         return self.bm25.top_k(tokens, k, self.mask(filters))
 
+    def holders(self, token: str, k: int, filters: Filters | None = None) -> np.ndarray:
+        """Positions of at most ``k`` chunks the caller may read that hold the (tokenized) term."""
+        return self.bm25.holders(token, k, self.mask(filters))
+
     def chunks_at(self, positions: Iterable[int]) -> dict[int, Chunk]:
         """The chunks at these positions (one SQLite query); fetch only what will be returned."""
         return self.docstore.get(positions)

@@ -317,6 +317,11 @@ class MilvusStore:
             return _EMPTY_KEYS, _EMPTY_SCORES
         return self._search([query], "sparse", k, filters, {"metric_type": "BM25"})
 
+    def holders(self, token: str, k: int, filters: Filters | None = None) -> np.ndarray:
+        """Keys of at most ``k`` chunks holding the term (Milvus's BM25 idf is always positive, so every
+        chunk holding it is a hit)."""
+        return self.keyword_search([token], k, filters)[0]
+
     def _search(
         self, data: list, field: str, k: int, filters: Filters | None, params: dict
     ) -> tuple[np.ndarray, np.ndarray]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import numpy as np
 import pytest
 
 from core.chunks import Chunk
@@ -96,6 +97,11 @@ OFF_DOMAIN = [
     ("法国的首都是哪里？", "根据现有资料无法确定"),
     ("珠穆朗玛峰有多高？", "根据现有资料无法确定"),
 ]
+# the question names what no page mentions, while its other words are the docs' own (release, 组件)
+NAMES_THE_UNKNOWN = [
+    ("How do I install a Django app with Helm?", "Django"),
+    ("如何用 Helm 安装一个 Django 应用？", "Django"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +148,7 @@ def docs_context(tmp_path_factory, embedder) -> AgentContext:
 def asked(docs_context):
     """Every question of this module asked once through the real graph (shared by the tests below)."""
     app = build_graph()
-    questions = [q for q, _ in ANSWERABLE + OFF_DOMAIN] + [
+    questions = [q for q, _ in ANSWERABLE + OFF_DOMAIN + NAMES_THE_UNKNOWN] + [
         "hi",
         "谢谢",
         "你好",
@@ -198,6 +204,120 @@ def test_the_gate_overrules_a_judge_that_calls_off_domain_evidence_sufficient(do
     on_topic = ANSWERABLE[0][0]
     kept = gate.apply(said, on_topic, docs_context.retrievers.hybrid.search(on_topic, 10))
     assert kept.is_sufficient and kept.answerable is True
+
+
+# --- what the collection never mentions ------------------------------------------------------------------------
+
+
+def test_the_collection_probe_lists_the_names_no_readable_chunk_mentions(docs_context):
+    from core.chunks import Filters
+
+    keyword = docs_context.retrievers.keyword
+    assert keyword.unmentioned(["Helm", "Terraform", "helm_release"]) == ["Terraform", "helm_release"]
+    assert keyword.unmentioned(["Django", "computed", "响应式"]) == ["Django"]
+    # a name only pages the caller may not read mention counts as unmentioned (no leak of their words)
+    assert keyword.unmentioned(["Helm", "v-if"], Filters(source="vue/*")) == ["Helm"]
+    # the fit removes gold passages: without its only holder, a name is unmentioned
+    assert keyword.unmentioned(["rollback"], without={"helm-rollback"}) == ["rollback"]
+    assert keyword.unmentioned(["rollback"], without={"helm-install"}) == []
+
+
+def test_a_term_in_half_the_documents_is_still_held_by_them():
+    """BM25's idf of a term in exactly half the documents is 0, so a search never returns them; the
+    posting lookup must (the first version of this probe asked the search and called "keyword"
+    unmentioned in a six-chunk index that says "keyword search" three times)."""
+    from retrievers.bm25 import BM25Index
+
+    index = BM25Index.build([["keyword", "a"], ["keyword", "b"], ["keyword", "c"], ["d"], ["e"], ["f"]])
+    assert index.top_k(["keyword"], 5)[0].tolist() == []  # idf 0: no positive score
+    assert index.holders("keyword", 5).tolist() == [0, 1, 2]
+    assert index.holders("keyword", 5, allowed=np.array([False, True] + [False] * 4)).tolist() == [1]
+    assert index.holders("django", 5).tolist() == []
+
+
+@pytest.mark.parametrize(
+    ("name", "question_language", "passages", "counts"),
+    [
+        ("Django", "zh", "zh", True),  # Chinese docs write names in Latin script
+        ("Django", "en", "en", True),
+        ("Harvard", "en", "zh", False),  # Chinese passages may write it in Chinese (哈佛)
+        ("珠穆朗玛峰", "zh", "zh", True),
+        ("珠穆朗玛峰", "zh", "en", False),  # English passages would say "Everest"
+    ],
+)
+def test_a_missing_name_counts_only_where_the_passages_could_have_written_it(
+    name, question_language, passages, counts
+):
+    from providers.brain.answerability.signals import countable
+
+    assert countable(name, question_language, passages) is counts
+
+
+def test_the_vocabulary_signals_read_latin_and_chinese_absences_apart():
+    from providers.brain.answerability.signals import unmentioned_signals
+    from providers.offline_brain.profile import as_profile
+
+    django = as_profile("如何在 Django 中定义数据库模型？")
+    assert unmentioned_signals(["Django"], django, "zh") == {"unmentioned_latin": 1.0, "unmentioned_cjk": 0.0}
+    everest = as_profile("珠穆朗玛峰有多高？")
+    assert unmentioned_signals(["珠穆朗玛峰"], everest, "zh") == {
+        "unmentioned_latin": 0.0,
+        "unmentioned_cjk": 1.0,
+    }
+    # over English passages the Chinese name's absence says nothing
+    assert set(unmentioned_signals(["珠穆朗玛峰"], everest, "en").values()) == {0.0}
+    assert set(unmentioned_signals([], django, "zh").values()) == {0.0}
+
+
+@pytest.mark.parametrize(
+    "question", ["Which algorithm rolls a release back?", "回滚一个发布大约需要多长时间？"]
+)
+def test_words_the_documents_do_not_use_are_no_missing_names(docs_context, question):
+    """A reader's own words ("algorithm", 多长时间) are not the documents'; only names count as silence."""
+    result = ask(build_graph(), question, context=docs_context)
+    assert result.analysis.unmentioned == []
+
+
+@pytest.mark.parametrize(("question", "name"), NAMES_THE_UNKNOWN)
+def test_a_question_naming_what_no_page_mentions_is_refused_and_the_refusal_says_so(asked, question, name):
+    result = asked[question]
+    assert result.insufficient and result.evaluation is not None and result.evaluation.answerable is False
+    assert name in result.analysis.unmentioned
+    assert name in result.answer.split("：" if "：" in result.answer else ":")[-1], result.answer
+    analyzed = next(e for e in result.trace if e.node == "analyze_query")
+    assert analyzed.counts.get("unmentioned") == len(result.analysis.unmentioned)
+
+
+def test_the_analysis_looks_names_up_in_what_this_caller_may_read(docs_context):
+    """A caller limited to the Vue pages asks how to roll back a Helm release: for them the collection never
+    mentions Helm (the Helm pages' words are not theirs to see), and the refusal says so."""
+    from core.chunks import Filters
+
+    result = ask(build_graph(), ANSWERABLE[0][0], context=docs_context, filters=Filters(source="vue/*"))
+    assert "Helm" in result.analysis.unmentioned
+    assert result.insufficient and "“Helm”" in result.answer, result.answer
+
+
+@pytest.mark.parametrize(("question", "name"), NAMES_THE_UNKNOWN)
+def test_the_missing_name_is_what_turns_the_gate(docs_context, question, name):
+    """The other words match the Helm pages: read without the collection's silence on the name, the
+    same evidence passes as answerable; with it, it does not."""
+    gate = AnswerabilityGate(docs_context.brain.judge.judge.meaning)
+    chunks = docs_context.reranker.rerank(question, docs_context.retrievers.hybrid.search(question, 30))[:10]
+    assert gate.assess(question, chunks).answerable
+    assert not gate.assess(question, chunks, [name]).answerable
+
+
+def test_the_refusal_names_the_missing_names():
+    from providers.brain.answerability.gate import refusal
+
+    assert refusal("How do I use React's useEffect hook?", ["useEffect"]).endswith(
+        "The documents never mention “useEffect”."
+    )
+    assert refusal("珠穆朗玛峰有多高？", ["珠穆朗玛峰"], "zh").endswith("资料中没有出现：珠穆朗玛峰。")
+    # an English question over Chinese passages: a missing English name is no news
+    assert "never mention" not in refusal("Where did Harvard start?", ["Harvard"], "zh")
+    assert refusal("法国的首都是哪里？", []).endswith("没有回答这个问题。")
 
 
 # --- refusal and answers through the graph ---------------------------------------------------------------------

@@ -48,7 +48,8 @@ class GatedJudge:
     def __call__(
         self, question: str, analysis: QueryAnalysis, chunks: list[ScoredChunk], tried: list[str]
     ) -> RetrievalEvaluation:
-        return self.gate.apply(self.judge(question, analysis, chunks, tried), question, chunks)
+        verdict = self.judge(question, analysis, chunks, tried)
+        return self.gate.apply(verdict, question, chunks, analysis.unmentioned)
 
 
 # Bounds of the judge reply's JSON schema: one judgement per passage at most (20 covers top_k), short

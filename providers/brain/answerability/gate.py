@@ -17,7 +17,7 @@ from core.chunks import ScoredChunk
 from core.schemas import RetrievalEvaluation
 from core.text import detect_language
 from providers.brain.answerability.model import AnswerabilityModel, packaged_model
-from providers.brain.answerability.signals import extract
+from providers.brain.answerability.signals import countable, extract
 from providers.meaning import Meaning
 
 
@@ -37,8 +37,10 @@ class AnswerabilityGate:
         self.meaning = meaning
         self.model = model or packaged_model()
 
-    def assess(self, question: str, chunks: Sequence[ScoredChunk]) -> Assessment:
-        signals = extract(question, chunks, self.meaning)
+    def assess(
+        self, question: str, chunks: Sequence[ScoredChunk], unmentioned: Sequence[str] = ()
+    ) -> Assessment:
+        signals = extract(question, chunks, self.meaning, unmentioned=unmentioned)
         p = self.model.probability(signals) if chunks else 0.0
         return Assessment(
             probability=round(p, 4),
@@ -48,7 +50,11 @@ class AnswerabilityGate:
         )
 
     def apply(
-        self, evaluation: RetrievalEvaluation, question: str, chunks: Sequence[ScoredChunk]
+        self,
+        evaluation: RetrievalEvaluation,
+        question: str,
+        chunks: Sequence[ScoredChunk],
+        unmentioned: Sequence[str] = (),
     ) -> RetrievalEvaluation:
         """The verdict with the model's decision: insufficient below the threshold, p recorded.
         Without an embedder, or for evidence that carries no first-stage ranks (passages handed over
@@ -57,7 +63,7 @@ class AnswerabilityGate:
         ones as 0 would refuse what it never saw."""
         if self.meaning is None or not any(c.ranks for c in chunks):
             return evaluation
-        found = self.assess(question, chunks)
+        found = self.assess(question, chunks, unmentioned)
         update: dict[str, object] = {"answerability": found.probability, "answerable": found.answerable}
         note = f"; answerability {found.probability:.2f} (refuse below {found.threshold:.2f})"
         update["reasoning"] = evaluation.reasoning.rstrip() + note
@@ -68,12 +74,19 @@ class AnswerabilityGate:
         return evaluation.model_copy(update=update)
 
 
-def refusal(question: str, assessment_note: str = "") -> str:
-    """The answer when the evidence does not answer the question, in the question's language."""
-    if detect_language(question) == "zh":
-        return "根据现有资料无法确定答案：检索到的资料没有回答这个问题。" + assessment_note
-    return "This cannot be determined from the documents: the passages found do not answer the question." + (
-        assessment_note
+def refusal(question: str, unmentioned: Sequence[str] = (), passages: str = "", limit: int = 3) -> str:
+    """The answer when the evidence does not answer the question, in the question's language; names
+    the names the question gives that the collection never mentions (``QueryAnalysis.unmentioned``),
+    where their absence means something given the passages' language (``signals.countable``): the
+    user sees why, and what to add."""
+    language = detect_language(question)
+    names = [n for n in unmentioned if countable(n, language, passages or language)][:limit]
+    if language == "zh":
+        said = f"资料中没有出现：{'、'.join(names)}。" if names else ""
+        return "根据现有资料无法确定答案：检索到的资料没有回答这个问题。" + said
+    said = f" The documents never mention {', '.join(f'“{n}”' for n in names)}." if names else ""
+    return (
+        "This cannot be determined from the documents: the passages found do not answer the question." + said
     )
 
 

@@ -5,7 +5,9 @@ configured embedder's cosine between the question and the best sentences; works 
 English, vague about exact terms), key-term coverage weighted by rarity (exact about terms, blind across
 languages), the cross-encoder-style reranker's raw cosine and its margin over the rest (a topic every
 candidate shares gives no margin), the first stage's agreement, and whether the kind of fact asked for
-(a number, a date, a name) is present at all. ``extract`` computes them for one question and its ranked
+(a number, a date, a name) is present at all, and whether the question names something the whole
+collection never mentions (``unmentioned``: the analysis's names and identifiers looked up in the keyword
+index's postings once per question by the analysis step). ``extract`` computes them for one question and its ranked
 chunks; the fitted combiner (``model.py``) weighs them. A new signal is a function here and a refit
 (``bench/fit_answerability.py``), never a constant in code.
 """
@@ -16,7 +18,7 @@ import math
 from collections.abc import Sequence
 
 from core.chunks import ScoredChunk
-from core.text import detect_language
+from core.text import contains_cjk, detect_language
 from providers.meaning import Meaning
 from providers.offline_brain.analysis import key_terms
 from providers.offline_brain.facts import has_kind
@@ -154,7 +156,30 @@ def same_language(profile: QuestionProfile, chunks: Sequence[ScoredChunk]) -> fl
     can speak at all (a Chinese question over English passages shares no words)."""
     if not chunks:
         return 0.0
-    return float(detect_language(chunks[0].chunk.text[:300]) == profile.language)
+    return float(passage_language(chunks) == profile.language)
+
+
+def countable(name: str, question_language: str, passage_language: str) -> bool:
+    """Whether the collection's silence on this name says something. A Latin-script name (Django,
+    useState, helm_release) counts unless an English question meets Chinese passages (they may write it
+    in Chinese); Chinese documents keep such names in Latin script, so in a Chinese question it always
+    counts. A Chinese name counts only over Chinese passages."""
+    if contains_cjk(name):
+        return passage_language == "zh"
+    return not (question_language == "en" and passage_language == "zh")
+
+
+def unmentioned_latin(unmentioned: Sequence[str]) -> float:
+    """1 when a countable Latin-script name the question gives is in no chunk of the collection: "How
+    do I use Django?" over Vue's docs. Names and identifiers are written the same in every text; a
+    question's ordinary words are not names (its words may be the reader's, not the documents')."""
+    return float(any(not contains_cjk(n) for n in unmentioned))
+
+
+def unmentioned_cjk(unmentioned: Sequence[str]) -> float:
+    """1 when a countable Chinese name is in no chunk: "珠穆朗玛峰" over framework docs; weaker, since
+    jieba may cut a question's words differently from a passage's (the fit weighs it on its own)."""
+    return float(any(contains_cjk(n) for n in unmentioned))
 
 
 SIGNALS = (
@@ -170,6 +195,8 @@ SIGNALS = (
     "kind_present",
     "same_language",
     "meaning_foreign",
+    "unmentioned_latin",
+    "unmentioned_cjk",
 )
 
 
@@ -178,9 +205,11 @@ def extract(
     chunks: Sequence[ScoredChunk],
     meaning: Meaning | None,
     cosines: Sequence[float] | None = None,
+    unmentioned: Sequence[str] = (),
 ) -> dict[str, float]:
     """Every signal for one question and its ranked chunks (best first). ``cosines``: the per-chunk
-    best-sentence cosines when the caller has them already."""
+    best-sentence cosines when the caller has them already; ``unmentioned``: the names the question gives
+    that the collection holds nowhere (``KeywordRetriever.unmentioned``; empty when not looked up)."""
     profile = as_profile(question)
     top = list(chunks[:TOP])
     sims = list(cosines) if cosines is not None else best_sentence_cosines(meaning, profile.text, top)
@@ -200,4 +229,19 @@ def extract(
         "same_language": same_language(profile, top),
     }
     values["meaning_foreign"] = meaning_foreign(values["meaning_best"], values["same_language"])
+    values.update(unmentioned_signals(unmentioned, profile, passage_language(top)))
     return {name: round(values[name], 6) for name in SIGNALS}
+
+
+def passage_language(chunks: Sequence[ScoredChunk]) -> str:
+    """The best chunk's language ("en" without chunks), as ``same_language`` reads it."""
+    return detect_language(chunks[0].chunk.text[:300]) if chunks else "en"
+
+
+def unmentioned_signals(
+    unmentioned: Sequence[str], profile: QuestionProfile, passages: str
+) -> dict[str, float]:
+    """The collection-vocabulary signals, over the names whose absence counts (``countable``) given the
+    question's language and the best passage's (``passages``)."""
+    missing = [n for n in unmentioned if countable(n, profile.language, passages)]
+    return {"unmentioned_latin": unmentioned_latin(missing), "unmentioned_cjk": unmentioned_cjk(missing)}
