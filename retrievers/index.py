@@ -179,6 +179,10 @@ class Index:
         """Positions of at most ``k`` chunks the caller may read that hold the (tokenized) term."""
         return self.bm25.holders(token, k, self.mask(filters))
 
+    def known(self, tokens: Iterable[str]) -> set[str]:
+        """The tokens the keyword index's vocabulary holds (whichever chunks hold them)."""
+        return {t for t in tokens if t in self.bm25.vocab}
+
     def chunks_at(self, positions: Iterable[int]) -> dict[int, Chunk]:
         """The chunks at these positions (one SQLite query); fetch only what will be returned."""
         return self.docstore.get(positions)

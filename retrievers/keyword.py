@@ -32,16 +32,42 @@ class KeywordRetriever:
     ) -> list[str]:
         """The names no chunk the caller may read mentions (one posting lookup each, by the name's
         longest term: the whole identifier, the whole Chinese word): a question naming what the
-        collection never mentions ("Django" over Vue's docs) cannot be answered from it. ``without``:
-        chunk ids to treat as absent (the answerability fit removes gold passages)."""
+        collection never mentions ("Django" over Vue's docs) cannot be answered from it. A name one
+        letter away from a word the index holds is taken for a misspelling of it ("Brittish"), not for
+        something new. ``without``: chunk ids to treat as absent (the answerability fit removes gold
+        passages)."""
         missing = []
         for name in dict.fromkeys(names):
             terms = self.tokenizer(name)
             if not terms:
                 continue
-            keys = self.index.holders(max(terms, key=len), len(without) + 1, filters)
+            term = max(terms, key=len)
+            keys = self.index.holders(term, len(without) + 1, filters)
             if without and len(keys):
                 keys = [c.id for c in self.index.chunks_at(keys).values() if c.id not in without]
-            if not len(keys):
+            if len(keys):
+                continue
+            near = set(self.tokenizer(" ".join(near_spellings(longest(name))))) - set(terms)
+            if not self.index.known(near):
                 missing.append(name)
         return missing
+
+
+def longest(name: str) -> str:
+    """The name's longest word as written, lower-cased ("Redis Sentinel" -> "sentinel")."""
+    return max(name.split(), key=len, default="").lower()
+
+
+def near_spellings(word: str) -> set[str]:
+    """Every lower-case Latin word one edit from ``word`` (a letter dropped, added, changed or two
+    swapped: Norvig's edits1), for words of five letters or more; none for shorter words or other
+    scripts, where one letter makes another word."""
+    if len(word) < 5 or not word.isascii() or not word.isalpha():
+        return set()
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    dropped = {a + b[1:] for a, b in splits if b}
+    swapped = {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+    changed = {a + c + b[1:] for a, b in splits if b for c in letters}
+    added = {a + c + b for a, b in splits for c in letters}
+    return (dropped | swapped | changed | added) - {word}

@@ -322,6 +322,10 @@ class MilvusStore:
         chunk holding it is a hit)."""
         return self.keyword_search([token], k, filters)[0]
 
+    def known(self, tokens: Iterable[str]) -> set[str]:
+        """None: Milvus exposes no vocabulary to read (near spellings are not tried on this store)."""
+        return set()
+
     def _search(
         self, data: list, field: str, k: int, filters: Filters | None, params: dict
     ) -> tuple[np.ndarray, np.ndarray]:
