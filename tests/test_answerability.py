@@ -223,14 +223,15 @@ def test_the_collection_probe_lists_the_names_no_readable_chunk_mentions(docs_co
 
 
 def test_a_name_one_letter_from_a_word_of_the_index_is_a_misspelling_not_news(docs_context):
-    """"Revisoin" for revision, "Rollbakc" for rollback, "Histroy" for history: a user's typo in a
+    """A misspelt name ("Revisoin" for revision, "Rollbakc", "Histroy"): a user's typo in a
     capitalised word must not read as something the documents never mention."""
     from retrievers.keyword import near_spellings
 
     keyword = docs_context.retrievers.keyword
     assert keyword.unmentioned(["Revisoin", "Rollbakc", "Histroy", "Terraform"]) == ["Terraform"]
     assert "british" in near_spellings("brittish") and "brittish" not in near_spellings("brittish")
-    assert near_spellings("vue") == set() and near_spellings("响应式数据") == set()  # short words, other scripts
+    # short words and other scripts have no near spellings: one letter makes another word there
+    assert near_spellings("vue") == set() and near_spellings("响应式数据") == set()
 
 
 def test_a_term_in_half_the_documents_is_still_held_by_them():

@@ -240,3 +240,30 @@ class TestOptionLines:
         )
         answer = extractive_answer("How do I sign the package with my PGP key?", [passage]).answer
         assert "--sign" in answer and "[1]" in answer
+
+
+@pytest.mark.parametrize(
+    ("question", "ours", "theirs"),
+    [
+        (
+            "How do I install the tool?",
+            "To install the tool, run the command as follows:\n\n```sh\npip install tool==3.2\n```\n",
+            "To install the tool, run the installer as follows:\n\n```sh\nbrew install tool\n```\n",
+        ),
+        (
+            "如何安装这个工具？",
+            "安装这个工具时，运行如下命令：\n\n```sh\npip install tool==3.2\n```\n",
+            "安装这个工具时，运行如下脚本：\n\n```sh\nbrew install tool\n```\n",
+        ),
+    ],
+)
+def test_a_note_on_another_version_after_a_block_opens_a_line_of_its_own(question, ours, theirs):
+    """The note naming what a near copy says instead ("Another source says …") follows the answer; after
+    a block's closing fence it was glued to it ("```另有资料作…")."""
+    passages = [
+        Passage(number=1, chunk_id="a", source="a.md", heading="Install", text=ours),
+        Passage(number=2, chunk_id="b", source="b.md", heading="Install", text=theirs),
+    ]
+    answer = extractive_answer(question, passages).answer
+    block, note = answer.rsplit("```", 1)
+    assert "pip install tool==3.2" in block and note.startswith("\n\n") and "[2]" in note

@@ -456,7 +456,9 @@ def extractive_answer(
         while len(picked) > 1 and sum(len(c.sentence) for c in picked) + len(note) > budget:
             picked = picked[:-1]  # the note on another version counts toward the length budget
             note = _rivals_note(language, picked, pool, passages, most)
-        return DraftAnswer(answer=_cite(picked, passages, language, weights.selection) + note)
+        cited = _cite(picked, passages, language, weights.selection)
+        after_block = note and cited.endswith(("```", "~~~"))  # a note after a block opens its own line
+        return DraftAnswer(answer=cited + (f"\n\n{note.strip()}" if after_block else note))
     missing = missing_words(profile.text, evidence_terms) if covered < threshold else []
     closest = _cite(picked[:1], passages) if picked else ""
     wording = _ZH.insufficient if language == "zh" else _EN.insufficient
