@@ -32,6 +32,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -211,48 +212,46 @@ def answer_in(q: Any, chunks: list) -> bool:
     return any(a.strip() and a.strip().lower() in text for a in q.answers)
 
 
-def annotate(name: str, n: int, rows: list[dict], runtimes: Runtimes) -> list[dict]:
-    """Rows cached before ``answer_in_top`` existed get it (ranking only, no signals recomputed)."""
-    todo = [r for r in rows if "answer_in_top" not in r]
+def upgraded(
+    name: str, n: int, rows: list[dict], runtimes: Runtimes, field: str, value: Callable[..., Any]
+) -> list[dict]:
+    """Rows cached before ``field`` existed get it, ``value(runtime, q, row, drop)`` against the row's
+    corpus (the other set's for an off-domain row; the gold passages dropped where the row dropped
+    them), and the cache is rewritten; no signal is recomputed."""
+    todo = [r for r in rows if field not in r]
     if not todo:
         return rows
     own, other = runtimes.get(name), runtimes.get(PAIRS[name])
     queries = {q.id: q for q in own.dataset.queries}
     for r in todo:
         q = queries[r["id"]]
-        if r["condition"] == "off_domain":
-            chunks = other.ranked(q.question, r["reranker"])
-        else:
-            drop = set(q.gold_ids) if r["condition"] == "gold_removed" else set()
-            chunks = own.ranked(q.question, r["reranker"], drop)
-        r["answer_in_top"] = answer_in(q, chunks)
+        drop = set(q.gold_ids) if r["condition"] == "gold_removed" else set()
+        r[field] = value(other if r["condition"] == "off_domain" else own, q, r, drop)
+        r["question"] = q.question
     path = runtimes.cache(name, n)
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    print(f"  {name}: annotated {len(todo)} rows", file=sys.stderr)
+    print(f"  {name}: {field} for {len(todo)} rows", file=sys.stderr)
     return rows
+
+
+def annotate(name: str, n: int, rows: list[dict], runtimes: Runtimes) -> list[dict]:
+    """Rows cached before ``answer_in_top`` existed get it (ranking only)."""
+    return upgraded(
+        name,
+        n,
+        rows,
+        runtimes,
+        "answer_in_top",
+        lambda rt, q, r, drop: answer_in(q, rt.ranked(q.question, r["reranker"], drop)),
+    )
 
 
 def vocabulary(name: str, n: int, rows: list[dict], runtimes: Runtimes) -> list[dict]:
     """Rows cached before the collection-vocabulary signals existed get the question's unmentioned
-    terms (a posting lookup per term against the row's corpus, gold passages removed where the row
-    removed them; no ranking); the signals are then derived from them (``backfill``)."""
-    todo = [r for r in rows if "unmentioned" not in r]
-    if not todo:
-        return rows
-    own, other = runtimes.get(name), runtimes.get(PAIRS[name])
-    queries = {q.id: q for q in own.dataset.queries}
-    for r in todo:
-        q = queries[r["id"]]
-        if r["condition"] == "off_domain":
-            r["unmentioned"] = other.unmentioned(q.question)
-        else:
-            drop = set(q.gold_ids) if r["condition"] == "gold_removed" else set()
-            r["unmentioned"] = own.unmentioned(q.question, drop)
-        r["question"] = q.question
-    path = runtimes.cache(name, n)
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    print(f"  {name}: unmentioned terms for {len(todo)} rows", file=sys.stderr)
-    return rows
+    names (posting lookups, no ranking); the signals are then derived from them (``backfill``)."""
+    return upgraded(
+        name, n, rows, runtimes, "unmentioned", lambda rt, q, r, drop: rt.unmentioned(q.question, drop)
+    )
 
 
 def backfill(rows: list[dict]) -> list[dict]:
