@@ -11,9 +11,11 @@ England"), whether several may stand in a row ("Ludwig van der Rohe"), whether o
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+
+from core.text import to_simplified
 
 
 @dataclass(frozen=True)
@@ -75,3 +77,20 @@ def title_matches(text: str, limit: int | None = 40, marks: str = "《》") -> I
 def find_titles(text: str, limit: int | None = 40, marks: str = "《》") -> list[str]:
     """The titles in ``text`` without their marks (《三体》 → 三体), in order."""
     return [next(g for g in m.groups() if g) for m in title_matches(text, limit, marks)]
+
+
+_NAME_LIKE = re.compile(r"[A-Z0-9_./#+-]|[\u3400-\u9fff]")
+
+
+def name_like(text: str) -> bool:
+    """Whether ``text`` is written as a name is: a capital, a digit or an identifier's mark (Django,
+    useEffect, helm_release, v-model, gpt-4o) or Chinese characters (珠穆朗玛峰), not a plain
+    lower-case word ("keyword search": a model's analysis may call anything an entity)."""
+    return bool(_NAME_LIKE.search(text))
+
+
+def asked_names(question: str, names: Iterable[str]) -> list[str]:
+    """The names an analysis found that the question itself writes (in either Chinese script) and that
+    are written as names (``name_like``): what a model's analysis normalised or invented is left out."""
+    written = question + to_simplified(question)
+    return [n for n in dict.fromkeys(names) if n and name_like(n) and n in written]

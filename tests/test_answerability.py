@@ -234,6 +234,22 @@ def test_a_name_one_letter_from_a_word_of_the_index_is_a_misspelling_not_news(do
     assert near_spellings("vue") == set() and near_spellings("响应式数据") == set()
 
 
+@pytest.mark.parametrize(
+    ("question", "found", "names"),
+    [
+        ("How do I use React's useEffect hook?", ["React", "useEffect"], ["React", "useEffect"]),
+        ("Which algorithm ranks keyword search?", ["keyword search", "algorithm"], []),  # plain words
+        ("How do I deploy with Terraform?", ["HashiCorp Terraform"], []),  # a model's normalised name
+        ("如何在 Django 中定义模型？", ["Django", "模型"], ["Django", "模型"]),
+        ("珠穆朗瑪峰有多高？", ["珠穆朗玛峰"], ["珠穆朗玛峰"]),  # the analysis reads simplified characters
+    ],
+)
+def test_only_names_the_question_itself_writes_are_looked_up(question, found, names):
+    from core.names import asked_names
+
+    assert asked_names(question, found) == names
+
+
 def test_a_term_in_half_the_documents_is_still_held_by_them():
     """BM25's idf of a term in exactly half the documents is 0, so a search never returns them; the
     posting lookup must (the first version of this probe asked the search and called "keyword"
