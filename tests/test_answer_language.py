@@ -124,7 +124,7 @@ def test_a_gbk_chinese_page_is_quoted_as_chinese(brain, tmp_path):
         (
             "zh",
             ["用 `defineAsyncComponent` 定义异步组件：", "import { defineAsyncComponent } from 'vue'"],
-            "用 `defineAsyncComponent` 定义异步组件：[1]。 import { defineAsyncComponent } from 'vue' [2].",
+            "用 `defineAsyncComponent` 定义异步组件[1]。 import { defineAsyncComponent } from 'vue' [2].",
         ),
         (
             "en",
@@ -132,7 +132,7 @@ def test_a_gbk_chinese_page_is_quoted_as_chinese(brain, tmp_path):
                 "Define an async component with `defineAsyncComponent`:",
                 "const AsyncComp = defineAsyncComponent(() => {})",
             ],
-            "Define an async component with `defineAsyncComponent`: [1]. const AsyncComp = defineAsyncComponent(() => {}) [2].",
+            "Define an async component with `defineAsyncComponent` [1]. const AsyncComp = defineAsyncComponent(() => {}) [2].",
         ),
     ],
 )

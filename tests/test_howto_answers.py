@@ -267,3 +267,28 @@ def test_a_note_on_another_version_after_a_block_opens_a_line_of_its_own(questio
     answer = extractive_answer(question, passages).answer
     block, note = answer.rsplit("```", 1)
     assert "pip install tool==3.2" in block and note.startswith("\n\n") and "[2]" in note
+
+
+@pytest.mark.parametrize(
+    ("question", "text"),
+    [
+        (
+            "With the Options API, how do I map state properties as readonly computed properties?",
+            "Stores hold state. You can use the `mapState()` helper to map state properties as readonly "
+            "computed properties:",
+        ),
+        (
+            "在选项式 API 中，如何把 state 属性映射为只读的计算属性？",
+            "Store 保存状态。你可以使用 `mapState()` 辅助函数将 state 属性映射为只读的计算属性：",
+        ),
+    ],
+)
+def test_an_introduction_whose_block_is_not_in_the_evidence_ends_as_a_statement(question, text):
+    """The chunk ends with the introduction and its block starts the next chunk: the answer quotes the
+    sentence as a statement ("…properties [1].") instead of a dangling "…properties: [1].", and the check
+    still finds it in the passage."""
+    passage = Passage(number=1, chunk_id="a", source="state.md", heading="State", text=text)
+    answer = extractive_answer(question, [passage]).answer
+    assert "mapState()" in answer and not re.search(r"[:：]\s*\[1\]", answer), answer
+    assert answer.endswith(("[1].", "[1]。"))
+    assert all(v.supported for v in check_answer_support(answer, [passage]))

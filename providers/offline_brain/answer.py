@@ -391,7 +391,8 @@ def _cite(
             parts.append(f"{label}{lead}{'' if cjk else ' '}{marker}{colon}\n\n{item.block}\n\n")
         elif end:
             parts.append(f"{label}{sentence[:-1]}{'' if cjk else ' '}{marker}{sentence[-1]}")
-        else:
+        else:  # an introduction whose block the evidence does not hold ends as a statement, not "…: [1]."
+            sentence = sentence.rstrip(":： ")
             parts.append(f"{label}{sentence}{marker}。" if cjk else f"{label}{sentence} {marker}.")
     text = ""
     for part in parts:
