@@ -2,7 +2,7 @@
 what a reader of the rendered page sees.
 
 Documentation sites write more than CommonMark: MkDocs/Material heading anchors (``## Query { #query }``,
-VitePress ``{#query}``), admonitions (``!!! note "Title"``, ``??? tip``, pymdownx ``/// note | Title``,
+VitePress ``{#query}``, translated VitePress pages ``## 查询 %{#query}%``), admonitions (``!!! note "Title"``, ``??? tip``, pymdownx ``/// note | Title``,
 Docusaurus/VitePress ``:::tip Title`` … ``:::``), file includes (``{* ../../docs_src/app.py hl[3] *}``,
 ``--8<-- "snippet.md"``), Hugo shortcodes (``{{< note >}}``, ``{{% tab %}}``) and HTML comments.
 Fences and anchors go; an admonition keeps its title and its text (dedented, so it is not read as
@@ -17,7 +17,7 @@ from pathlib import Path
 
 _FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
 _ANCHOR_RE = re.compile(
-    r"^(\s{0,3}#{1,6}\s.*?)\s*\{:?\s*#[^\s{}]+(?:\s+[.#][^\s{}]+|\s+[\w-]+=[^\s{}]+)*\s*\}\s*$"
+    r"^(\s{0,3}#{1,6}\s.*?)\s*(%?)\{:?\s*#[^\s{}]+(?:\s+[.#][^\s{}]+|\s+[\w-]+=[^\s{}]+)*\s*\}\2\s*$"
 )
 _MKDOCS_ADMONITION_RE = re.compile(r'^(\s*)(?:!!!|\?\?\?\+?)\s*[\w-]+(?:\s+[\w-]+)*(?:\s+"([^"]*)")?\s*$')
 _BLOCKS_OPEN_RE = re.compile(r"^(\s*)/{3,}\s*[\w-]+(?:\s*\|\s*(.*?))?\s*$")

@@ -103,6 +103,20 @@ def test_docusaurus_admonitions_and_hugo_shortcodes_are_cleaned_code_untouched(s
     assert "# {{< 这是代码，不是短代码 >}} <!-- 也不是注释 -->" in text  # fenced code is left as written
 
 
+@pytest.mark.parametrize(
+    ("heading", "shown"),
+    [
+        ("## Query Parameters { #query-parameters }", "## Query Parameters"),  # MkDocs
+        ("## Subscribing to actions {#subscribing-to-actions}", "## Subscribing to actions"),  # VitePress
+        ("## 订阅 action %{#subscribing-to-actions}%", "## 订阅 action"),  # a translated VitePress page
+        ("### 查询参数 {: #query .class }", "### 查询参数"),  # attr_list
+        ("## 100% {#coverage} of the API", "## 100% {#coverage} of the API"),  # not at the end: text
+    ],
+)
+def test_a_heading_anchor_is_cleaned_in_each_sites_spelling(heading, shown):
+    assert clean_doc_markup(f"{heading}\n\nText.") == f"{shown}\n\nText."
+
+
 def test_an_include_outside_the_docs_tree_or_absolute_is_dropped(tmp_path):
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP SECRET", encoding="utf-8")
