@@ -94,3 +94,27 @@ def asked_names(question: str, names: Iterable[str]) -> list[str]:
     are written as names (``name_like``): what a model's analysis normalised or invented is left out."""
     written = question + to_simplified(question)
     return [n for n in dict.fromkeys(names) if n and name_like(n) and n in written]
+
+
+# A section heading that is an API entry: one token of code; which marks make it code rather than a word
+# (``v-once``, ``defineStore()``, ``store.$patch``, ``inheritAttrs``, ``helm_release``); a command heading
+# ("helm repo add") counts where the section's own code writes it.
+_ENTRY_TOKEN = re.compile(r"[A-Za-z_$@][\w$@.:/-]*(?:\(\))?")
+_CODE_MARK = re.compile(r"\(\)$|[$_@]|^[a-z_$][\w$]*\.[\w$]|^[a-z]+[A-Z]|^[a-z]+(?:-[a-z]+)+$")
+_COMMAND = re.compile(r"[a-z][\w-]*(?: [a-z][\w-]*){1,3}")
+_CODE = re.compile(r"`[^`\n]+`|^(?:```|~~~).*?^(?:```|~~~)", re.M | re.S)
+
+
+def entry_name(heading: str, text: str = "") -> str:
+    """The API entry a section documents when its own heading (the last of ``heading``'s " > " path) is
+    one: reference pages name the entry in the heading and describe it in sentences that do not repeat
+    the name ("Render the element and component once only" under ``v-once``), so an answer of those
+    sentences names it. "" for a heading in words ("Getting Started", 安装, "Vue.js")."""
+    title = heading.rsplit(" > ", 1)[-1].strip()
+    name = title.strip("`").strip()
+    if not name or len(name) > 40 or not name.isascii() or "`" in name:
+        return ""
+    if title != name or (_ENTRY_TOKEN.fullmatch(name) and _CODE_MARK.search(name)):
+        return name  # written as code, or shaped as code
+    written = " ".join(m.group() for m in _CODE.finditer(text))
+    return name if _COMMAND.fullmatch(name) and name in written else ""

@@ -292,3 +292,66 @@ def test_an_introduction_whose_block_is_not_in_the_evidence_ends_as_a_statement(
     assert "mapState()" in answer and not re.search(r"[:：]\s*\[1\]", answer), answer
     assert answer.endswith(("[1].", "[1]。"))
     assert all(v.supported for v in check_answer_support(answer, [passage]))
+
+
+@pytest.mark.parametrize(
+    ("question", "heading", "text", "entry"),
+    [
+        (
+            "How do I render an element only once and skip it in later updates?",
+            "Built-in Directives > v-once",
+            "Render the element and component once only, and skip future updates. Later re-renders treat "
+            "the element as static content.",
+            "v-once",
+        ),
+        (
+            "如何只渲染元素一次，并跳过之后的更新？",
+            "内置指令 > v-once",
+            "仅渲染元素和组件一次，并跳过之后的更新。在随后的重新渲染中，元素及其子元素会被当作静态内容。",
+            "v-once",
+        ),
+        (
+            "How do I stop attributes from falling through to the root element?",
+            "Component Options > `inheritAttrs`",
+            "Controls whether the default component attribute fallthrough behavior should be enabled. "
+            "Set it to false to stop attributes falling through to the root element.",
+            "inheritAttrs",
+        ),
+        (
+            "如何添加一个 chart 仓库？",
+            "Helm 命令 > helm repo add",
+            "添加 chart 仓库。\n\n```\nhelm repo add [NAME] [URL] [flags]\n```",
+            "helm repo add",
+        ),
+    ],
+)
+def test_a_sentence_under_an_api_entrys_heading_names_the_entry(question, heading, text, entry):
+    """Reference pages name the entry in the heading and describe it in sentences that do not repeat the
+    name: the answer opens with the name ("`v-once`: Render the element…"), once, and the support check
+    still reads every sentence as the passage's."""
+    passage = Passage(number=1, chunk_id="a", source="api.md", heading=heading, text=text)
+    answer = extractive_answer(question, [passage]).answer
+    assert answer.startswith((f"`{entry}`: ", f"`{entry}`：")) and answer.count(entry) == 1
+    assert all(v.supported for v in check_answer_support(answer, [passage])), answer
+
+
+@pytest.mark.parametrize(
+    ("question", "heading", "text"),
+    [
+        ("How do I get started?", "Guide > Getting Started", "Install the package first, then get started."),
+        ("如何安装？", "指南 > 安装", "先安装这个包，再创建一个 store。"),  # a heading in words
+        ("What is Vue.js?", "Essentials > Vue.js", "Vue.js is a framework for building user interfaces."),
+        ("How do I run the installer?", "Commands > getting started", "Run the installer first."),
+        ("How do I define a store?", "API > defineStore()", "Use `defineStore()` to define a store."),
+        # an option line names its own entry
+        (
+            "How do I run a watcher's callback only once?",
+            "API > watch()",
+            "`once`: run the callback only once.",
+        ),
+    ],
+)
+def test_a_heading_in_words_or_a_name_the_sentence_says_adds_nothing(question, heading, text):
+    passage = Passage(number=1, chunk_id="a", source="guide.md", heading=heading, text=text)
+    answer = extractive_answer(question, [passage]).answer
+    assert answer.startswith(text[:12]), answer

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from core.blocks import BlockShape, bounded_block, introduced_block, option_lines
 from core.cues import instruction_sentences, is_instruction
+from core.names import entry_name
 from core.schemas import DraftAnswer, Passage, strip_bridge
 from core.text import contains_cjk
 from providers.meaning import Meaning
@@ -238,17 +239,11 @@ def _with_antecedents(
     ``max_sentences``): it never displaces a sentence chosen on its own merit."""
     out, budget = list(chosen), limits.length_budget[language]
     for item in chosen:
-        if not refers_back(item.sentence):
+        before = _in_passage(item, pool, -1) if refers_back(item.sentence) else None
+        if before is None or _place(before) in {_place(c) for c in out} or len(out) >= limits.max_sentences:
             continue
-        before = _in_passage(item, pool, -1)
-        if before is None or _place(before) in {_place(c) for c in out}:
-            continue
-        if (
-            len(out) >= limits.max_sentences
-            or sum(len(c.sentence) for c in out) + len(before.sentence) > budget
-        ):
-            continue
-        out.insert(out.index(item) + 1, before)
+        if sum(len(c.sentence) for c in out) + len(before.sentence) <= budget:
+            out.insert(out.index(item) + 1, before)
     return out
 
 
@@ -377,10 +372,14 @@ def _cite(
         sentence = item.sentence.rstrip()
         # a code line is in no language: it carries no label and does not end the run it sits in
         code = is_code_line(sentence) or not is_prose(sentence)
+        passage = passages[item.passage_index]
+        entry = "" if code or sentence.startswith("`") else entry_name(passage.heading, passage.text)
+        if entry and not any(entry in said for said in [sentence, *parts]):  # the entry it describes, once
+            sentence = f"`{entry}`{'：' if contains_cjk(sentence[:1]) else ': '}{sentence}"
         language = (previous if code else sentence_language(sentence)) if reader else ""
         label = source_label(reader, language) if reader and language != previous else ""
         previous = language
-        marker = f"[{passages[item.passage_index].number}]"
+        marker = f"[{passage.number}]"
         end = re.search(r"[。！？；.!?;]$", sentence)
         cjk = contains_cjk(sentence[-params().limits.answer["tail_chars"] :])
         if sentence.startswith(("```", "~~~")):  # a block asked for itself: shown bounded, then cited
