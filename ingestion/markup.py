@@ -3,7 +3,8 @@ what a reader of the rendered page sees.
 
 Documentation sites write more than CommonMark: MkDocs/Material heading anchors (``## Query { #query }``,
 VitePress ``{#query}``, translated VitePress pages ``## 查询 %{#query}%``), admonitions (``!!! note "Title"``, ``??? tip``, pymdownx ``/// note | Title``,
-Docusaurus/VitePress ``:::tip Title`` … ``:::``), file includes (``{* ../../docs_src/app.py hl[3] *}``,
+Docusaurus/VitePress ``:::tip Title`` … ``:::``), empty elements (VitePress components such as
+``<VueSchoolLink … />``, badges ``<sup class="vt-badge" />``), file includes (``{* ../../docs_src/app.py hl[3] *}``,
 ``--8<-- "snippet.md"``), Hugo shortcodes (``{{< note >}}``, ``{{% tab %}}``) and HTML comments.
 Fences and anchors go; an admonition keeps its title and its text (dedented, so it is not read as
 indented code); an include becomes the file's text as a fenced block when the file exists beside the
@@ -28,6 +29,11 @@ _INCLUDE_RE = re.compile(r"^\s*\{\*\s*(\S+)(?:\s+[^*]*)?\*\}\s*$")
 _SNIPPET_RE = re.compile(r"""^\s*--8<--\s*(?:["']([^"']+)["'])?\s*$""")
 _SHORTCODE_RE = re.compile(r"\{\{[<%].*?[%>]\}\}")
 _COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
+# An empty element (``<VueSchoolLink href="…" title="…"/>``, ``<sup class="vt-badge ts" />``): site chrome
+# (a lesson card, a badge) with no text of the page; a tag left open at a line's end continues below.
+_EMPTY_TAG_RE = re.compile(r"\s*<[A-Za-z][\w.-]*(?:\s[^<>`]*)?/>")
+_TAG_OPEN_RE = re.compile(r"^\s{0,3}<[A-Za-z][\w.-]*(?:\s[^<>`]*)?$")
+MAX_TAG_LINES = 12  # a tag left open longer than this is text, not a tag
 _LANGUAGE = {
     ".py": "python",
     ".js": "js",
@@ -102,8 +108,17 @@ def clean_doc_markup(text: str, base: Path | None = None) -> str:
             for path in filter(None, paths):
                 out.extend(_included(path, base))
             continue
+        if _TAG_OPEN_RE.match(line):  # <MasteringPiniaLink / href="…" / />
+            end = next((j for j in range(i, min(i + MAX_TAG_LINES, len(lines))) if ">" in lines[j]), None)
+            if end is not None and _EMPTY_TAG_RE.fullmatch(" ".join([line, *lines[i : end + 1]]).rstrip()):
+                i = end + 1
+                continue
         line = _ANCHOR_RE.sub(r"\1", line)
         line = _SHORTCODE_RE.sub("", line)
+        line = "".join(
+            piece if piece.startswith("`") else _EMPTY_TAG_RE.sub("", piece)
+            for piece in re.split(r"(`[^`\n]*`)", line)
+        )
         if line.strip() or not _SHORTCODE_RE.search(lines[i - 1]):
             out.append(line)
     return "\n".join(out)

@@ -3,6 +3,7 @@ page shows; code blocks stay with the sentence that introduces them. English and
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -115,6 +116,28 @@ def test_docusaurus_admonitions_and_hugo_shortcodes_are_cleaned_code_untouched(s
 )
 def test_a_heading_anchor_is_cleaned_in_each_sites_spelling(heading, shown):
     assert clean_doc_markup(f"{heading}\n\nText.") == f"{shown}\n\nText."
+
+
+@pytest.mark.parametrize(
+    ("page", "kept"),
+    [
+        (
+            '## Default props <sup class="vt-badge ts" />\n\n<VueSchoolLink\n  href="https://vueschool.io/x"\n'
+            '  title="Free Lesson"\n/>\n\nUse `<input />` here.',
+            "## Default props\n\nUse `<input />` here.",
+        ),
+        (
+            '## 默认 props 值 <sup class="vt-badge ts" />\n\n<MasteringPiniaLink href="https://m.com/x" '
+            'title="插件"/>\n\n插件通过 `pinia.use()` 添加。<ScrimbaLink href="x" title="y" />',
+            "## 默认 props 值\n\n插件通过 `pinia.use()` 添加。",
+        ),
+        ("<Foo bar\nis text, not a tag: it never closes.", "<Foo bar\nis text, not a tag: it never closes."),
+    ],
+)
+def test_an_empty_element_of_a_doc_site_leaves_no_trace_code_spans_untouched(page, kept):
+    """VitePress pages place lesson cards and badges as components (``<VueSchoolLink … />``); they are
+    site chrome, and answers quoted them ("<MasteringPiniaLink href=… /> - 为 store 添加新的属性")."""
+    assert re.sub(r"\n{3,}", "\n\n", clean_doc_markup(page)).strip() == kept
 
 
 def test_an_include_outside_the_docs_tree_or_absolute_is_dropped(tmp_path):
