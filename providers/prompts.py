@@ -59,8 +59,7 @@ JSON object only: {"query_type": "factual", "recommended_strategy": "hybrid"}
 # follows repeats the judge's prompt up to this task. Which retry follows an insufficient verdict is the
 # rules' choice (providers/brain/judge.py), as the compact analysis leaves parts and names to them.
 JUDGE_COMPACT_TASK = """Do not answer yet. First judge the passages above. Reply with one JSON object only:
-{"relevance": [8, 1], "is_sufficient": true, "missing_info": []}
-- relevance: one integer per passage, in passage order, from 0 (unrelated) to 10 (directly answers)
+{"is_sufficient": true, "missing_info": []}
 - is_sufficient only when the passages together hold everything the answer needs
 - otherwise name what is missing (at most 2, a few words each)"""
 

@@ -175,9 +175,9 @@ def plausible_reply(body: dict[str, Any]) -> Action:
     if step == "analyze":
         return reply_json({"query_type": "factual", "recommended_strategy": "hybrid", "sub_queries": []})
     if step == "judge":
-        numbers = sorted({int(n) for n in re.findall(r"^\[(\d+)\] ", user, re.M)})
         if is_compact_judge(body):
-            return reply_json({"relevance": [9] * len(numbers), "is_sufficient": True})
+            return reply_json({"is_sufficient": True, "missing_info": []})
+        numbers = sorted({int(n) for n in re.findall(r"^\[(\d+)\] ", user, re.M)})
         judgements = [{"n": n, "relevance": 0.9, "reason": "on topic"} for n in numbers]
         return reply_json({"judgements": judgements, "is_sufficient": True, "suggested_action": "answer"})
     if step == "rewrite":

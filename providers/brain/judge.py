@@ -69,16 +69,6 @@ def unit_score(value: Any) -> float:
     return min(max(score, 0.0), 1.0)
 
 
-def relevance_scale(values: list[float]) -> float:
-    """What the model's numbers are out of: asked for 0-10 integers, small models also write 0-1
-    fractions or percentages; one scale for the whole list (a 1 among integers is 1 of 10)."""
-    if any(v > 10 for v in values):
-        return 100.0
-    if any(v > 1 for v in values) or all(float(v).is_integer() for v in values):
-        return 10.0
-    return 1.0
-
-
 class _Judgement(BaseModel):
     n: int
     relevance: float = 0.0
@@ -105,27 +95,14 @@ _CompactMissing = Annotated[str, Field(max_length=80)]
 
 
 class _CompactJudgeReply(BaseModel):
-    """The judge's verdict without free text: one 0-10 relevance per shown passage in order (a number
-    is one or two tokens; a reason is twenty), for a 2-core local model (issue 22). No retry action:
-    the rules choose it (``retry_action``); its key and value were ~9 of ~29 generated tokens, and the
-    small models mostly copied the prompt example's "answer" even beside ``is_sufficient: false``."""
+    """The verdict alone, for a 2-core local model (issue 22): whether the passages suffice and what is
+    missing. Relevance per passage is the rules' (``LLMJudge._compact_verdict``): the packaged 1.5B copied
+    the prompt example's numbers in 3 of 4 sampled replies (docs/benchmarks.md, session 16), which marked
+    the second passage irrelevant, and a list of numbers was over half of the ~23 generated tokens. No
+    retry action either: the rules choose it (``retry_action``)."""
 
-    relevance: list[float] = Field(default_factory=list, max_length=MAX_JUDGEMENTS)
     is_sufficient: bool = False
     missing_info: list[_CompactMissing] = Field(default_factory=list, max_length=MAX_COMPACT_MISSING)
-
-    def full(self, action: SuggestedAction) -> _JudgeReply:
-        """The same verdict in the full reply's shape, relevance brought to [0, 1] on its scale."""
-        scale = relevance_scale(self.relevance)
-        judgements = [
-            _Judgement(n=n, relevance=unit_score(r / scale)) for n, r in enumerate(self.relevance, 1)
-        ]
-        return _JudgeReply(
-            judgements=judgements,
-            is_sufficient=self.is_sufficient,
-            missing_info=self.missing_info,
-            suggested_action=action,
-        )
 
 
 def retry_action(sufficient: bool, rules: RetrievalEvaluation | None) -> SuggestedAction:
@@ -149,7 +126,7 @@ class LLMJudge:
     ``context_tokens`` (a small model's budget, the writer's) is shared evenly among the chunks and
     each shows its most relevant sentences within its share (the offline compressor's choice), so a
     2-core local model reads ~800 prompt tokens instead of ``tokens_per_chunk`` per chunk (issue 22).
-    ``compact`` asks for the reply without reasons (``_CompactJudgeReply``) about the writer's own
+    ``compact`` asks for the verdict alone (``_CompactJudgeReply``) about the writer's own
     passages under the writer's system prompt (``writer_view``), so the writer's request that follows
     shares the judge's prompt prefix (a llama.cpp server then skips re-reading it).
     """
@@ -186,27 +163,28 @@ class LLMJudge:
         budget = self.context_tokens or self.tokens_per_chunk * len(passages)
         return compress_passages(question, passages, budget, meaning=self.meaning)
 
-    def _compact_reply(
+    def _compact_verdict(
         self,
         question: str,
         analysis: QueryAnalysis,
         chunks: list[ScoredChunk],
         tried: list[str],
         rules: Callable[[], RetrievalEvaluation],
-    ) -> _JudgeReply:
-        """Relevance numbers for the writer's passages, renumbered to the chunks they came from; the
-        retry after an insufficient verdict from ``rules`` (the offline verdict, asked once per call)."""
+    ) -> RetrievalEvaluation:
+        """The model's verdict on the writer's passages; relevance per chunk and the retry after an
+        insufficient verdict from ``rules`` (the offline verdict)."""
         passages = self.writer_view(question, chunks)
         asked = messages(
             prompts.ANSWER_SYSTEM, prompts.judge_compact_user(question, passages, analysis.sub_queries, tried)
         )
-        compact = self.chat.structured("judge", _CompactJudgeReply, asked)
-        reply = compact.full(retry_action(compact.is_sufficient, None if compact.is_sufficient else rules()))
-        numbers = [p.number for p in passages]
-        judgements = [
-            j.model_copy(update={"n": numbers[j.n - 1]}) for j in reply.judgements if j.n <= len(numbers)
-        ]
-        return reply.model_copy(update={"judgements": judgements})
+        reply = self.chat.structured("judge", _CompactJudgeReply, asked)
+        offline = rules()
+        return RetrievalEvaluation(
+            judgements=offline.judgements,
+            is_sufficient=reply.is_sufficient,
+            missing_info=[m for m in reply.missing_info if m.strip()],
+            suggested_action=retry_action(reply.is_sufficient, offline),
+        )
 
     def _full_reply(
         self, question: str, analysis: QueryAnalysis, chunks: list[ScoredChunk], tried: list[str]
@@ -228,12 +206,11 @@ class LLMJudge:
     ) -> RetrievalEvaluation:
         if not chunks:
             raise ModelGaveUp("no chunks to judge")
-        # The offline verdict fills what the model skips and picks a compact verdict's retry: one run.
+        # The offline verdict fills what the model skips and judges a compact verdict's chunks: one run.
         rules = cache(partial(self.offline, question, analysis, chunks, tried))
         if self.compact:
-            reply = self._compact_reply(question, analysis, chunks, tried, rules)
-        else:
-            reply = self._full_reply(question, analysis, chunks, tried)
+            return self._compact_verdict(question, analysis, chunks, tried, rules)
+        reply = self._full_reply(question, analysis, chunks, tried)
         by_number = {j.n: j for j in reply.judgements if 1 <= j.n <= len(chunks)}
         if not by_number:
             raise ModelGaveUp("judge returned no judgement for any passage")
