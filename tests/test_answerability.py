@@ -250,26 +250,6 @@ def test_only_names_the_question_itself_writes_are_looked_up(question, found, na
     assert asked_names(question, found) == names
 
 
-@pytest.mark.parametrize(
-    ("question", "found", "names"),
-    [
-        # no capital marks a Chinese name: its part of speech does
-        ("珠穆朗玛峰有多高？", [], ["珠穆朗玛峰"]),
-        ("珠穆朗瑪峰有多高？", [], ["珠穆朗玛峰"]),
-        ("法国的首都是哪里？", [], ["法国"]),
-        ("如何在 Vue 中使用插槽？", ["Vue"], ["Vue"]),  # 插槽 is a word, not a name
-        ("What is the capital of France?", ["France"], ["France"]),
-        ("How do I use slots?", [], []),
-    ],
-)
-def test_the_collection_is_asked_about_the_analysis_names_and_the_chinese_proper_nouns(
-    question, found, names
-):
-    from core.names import names_to_look_up
-
-    assert names_to_look_up(question, found) == names
-
-
 def test_a_term_in_half_the_documents_is_still_held_by_them():
     """BM25's idf of a term in exactly half the documents is 0, so a search never returns them; the
     posting lookup must (the first version of this probe asked the search and called "keyword"
@@ -371,15 +351,6 @@ def test_the_refusal_names_the_missing_names():
 # --- refusal and answers through the graph ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("question", "name"), [("法国的首都是哪里？", "法国"), ("珠穆朗玛峰有多高？", "珠穆朗玛峰")]
-)
-def test_a_chinese_name_no_page_mentions_is_looked_up_and_named_in_the_refusal(asked, question, name):
-    result = asked[question]
-    assert name in result.analysis.unmentioned
-    assert result.answer.endswith(f"资料中没有出现：{name}。"), result.answer
-
-
 @pytest.mark.parametrize(("question", "phrase"), OFF_DOMAIN)
 def test_off_domain_questions_are_refused_in_their_language(asked, question, phrase):
     result = asked[question]
@@ -466,7 +437,7 @@ def test_every_answer_carries_a_confidence_in_the_result_and_the_trace(asked, do
 
 
 def test_the_review_queue_lists_answers_below_the_threshold(docs_context, tmp_path):
-    """At a strict threshold (0.999) answers fall in the queue; the greeting never does. The queue is
+    """At a strict threshold (0.95) answers fall in the queue; the greeting never does. The queue is
     what ``feedback report`` shows (JSON and table)."""
     from rich.console import Console
 
@@ -475,7 +446,7 @@ def test_the_review_queue_lists_answers_below_the_threshold(docs_context, tmp_pa
     from memory.feedback import open_feedback_store
 
     strict = dataclasses.replace(
-        docs_context, settings=docs_context.settings.model_copy(update={"review_threshold": 0.999})
+        docs_context, settings=docs_context.settings.model_copy(update={"review_threshold": 0.95})
     )
     db = tmp_path / "c.sqlite"
     with (
@@ -490,7 +461,7 @@ def test_the_review_queue_lists_answers_below_the_threshold(docs_context, tmp_pa
         report = feedback_report(store, app, strict)
     assert not kept.needs_review
     expected = {(t, r.confidence) for t, r in (("en", low), ("zh", refused)) if r.needs_review}
-    assert expected, f"at 0.999 some answer needs review: {low.confidence}, {refused.confidence}"
+    assert expected, "at 0.95 at least one of these answers needs review"
     assert {(i.thread_id, i.confidence) for i in queue} == expected
     assert all(i.turn == 1 and i.question for i in queue)
     assert [i.confidence for i in queue] == sorted(i.confidence for i in queue)
