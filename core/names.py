@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from core.text import to_simplified
+from core.text import code_in, to_simplified
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,6 @@ def asked_names(question: str, names: Iterable[str]) -> list[str]:
 _ENTRY_TOKEN = re.compile(r"[A-Za-z_$@][\w$@.:/-]*(?:\(\))?")
 _CODE_MARK = re.compile(r"\(\)$|[$_@]|^[a-z_$][\w$]*\.[\w$]|^[a-z]+[A-Z]|^[a-z]+(?:-[a-z]+)+$")
 _COMMAND = re.compile(r"[a-z][\w-]*(?: [a-z][\w-]*){1,3}")
-_CODE = re.compile(r"`[^`\n]+`|^(?:```|~~~).*?^(?:```|~~~)", re.M | re.S)
 
 
 def entry_name(heading: str, text: str = "") -> str:
@@ -116,5 +115,4 @@ def entry_name(heading: str, text: str = "") -> str:
         return ""
     if title != name or (_ENTRY_TOKEN.fullmatch(name) and _CODE_MARK.search(name)):
         return name  # written as code, or shaped as code
-    written = " ".join(m.group() for m in _CODE.finditer(text))
-    return name if _COMMAND.fullmatch(name) and name in written else ""
+    return name if _COMMAND.fullmatch(name) and name in code_in(text) else ""

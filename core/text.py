@@ -78,6 +78,16 @@ _FENCED_BLOCK_RE = re.compile(
 )
 
 
+_INLINE_CODE_RE = re.compile(r"`[^`\n]+`")
+
+
+def code_in(text: str) -> str:
+    """The text's code, its fenced blocks and inline code spans, joined by spaces."""
+    return " ".join(
+        m.group() for pattern in (_FENCED_BLOCK_RE, _INLINE_CODE_RE) for m in pattern.finditer(text)
+    )
+
+
 def split_sentences(text: str) -> list[str]:
     """Sentences of mixed zh/en text; a fenced code block is one unit, kept as written (its dots and
     newlines end no sentence).

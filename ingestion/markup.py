@@ -33,6 +33,7 @@ _COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
 # (a lesson card, a badge) with no text of the page; a tag left open at a line's end continues below.
 _EMPTY_TAG_RE = re.compile(r"\s*<[A-Za-z][\w.-]*(?:\s[^<>`]*)?/>")
 _TAG_OPEN_RE = re.compile(r"^\s{0,3}<[A-Za-z][\w.-]*(?:\s[^<>`]*)?$")
+_CODE_SPAN_SPLIT_RE = re.compile(r"(`[^`\n]*`)")  # a line's inline code, kept as written
 MAX_TAG_LINES = 12  # a tag left open longer than this is text, not a tag
 _LANGUAGE = {
     ".py": "python",
@@ -117,7 +118,7 @@ def clean_doc_markup(text: str, base: Path | None = None) -> str:
         line = _SHORTCODE_RE.sub("", line)
         line = "".join(
             piece if piece.startswith("`") else _EMPTY_TAG_RE.sub("", piece)
-            for piece in re.split(r"(`[^`\n]*`)", line)
+            for piece in _CODE_SPAN_SPLIT_RE.split(line)
         )
         if line.strip() or not _SHORTCODE_RE.search(lines[i - 1]):
             out.append(line)
