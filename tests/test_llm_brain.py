@@ -26,7 +26,7 @@ from core.schemas import (
 from core.text import split_sentences
 from providers import prompts
 from providers.brain import Brain, llm_brain, offline_brain
-from providers.brain.judge import retry_action
+from providers.brain.judge import MAX_COMPACT_MISSING, retry_action
 from providers.brain.write import draft_from_text
 from providers.llm import PLACEHOLDER_API_KEY, make_chat_model
 from providers.tokens import count_tokens
@@ -452,6 +452,26 @@ def test_check_support_flags_each_sentence(openai_server: ScriptedOpenAIServer, 
     assert step_of(openai_server.requests[0]) == "check_support"
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "RRF sums reciprocal ranks [1]. It uses k = 60 [1].",
+        "RRF 把倒数排名相加 [1]。常数 k 为 60 [1]。它很简单 [1]。",
+    ],
+)
+def test_check_support_asks_for_exactly_one_flag_per_sentence(
+    openai_server: ScriptedOpenAIServer, fallback: Brain, answer: str
+) -> None:
+    """Issue 22: the schema fixes the number of flags, so a grammar-constrained server cannot write two
+    for one sentence (the packaged 0.5B did, and each such reply cost a second request)."""
+    brain = make_brain(openai_server, fallback)
+    sentences = split_sentences(answer)
+    openai_server.script(reply_json({"supported": [True] * len(sentences)}))
+    brain.verify(answer, [passage(1, "RRF sums 1/(k+rank), k=60. RRF 把倒数排名相加，k 为 60。")])
+    flags = openai_server.requests[0]["response_format"]["json_schema"]["schema"]["properties"]["supported"]
+    assert flags["minItems"] == flags["maxItems"] == len(sentences)
+
+
 def test_check_support_with_the_wrong_number_of_flags_falls_back(
     openai_server: ScriptedOpenAIServer, fallback: Brain
 ) -> None:
@@ -460,7 +480,7 @@ def test_check_support_with_the_wrong_number_of_flags_falls_back(
     openai_server.script(reply_json({"supported": [True]}))
     passages = [passage(1, "RRF sums 1/(k+rank), k=60.")]
     assert brain.verify(answer, passages) == fallback.verify(answer, passages)
-    assert "expected 2 flags" in calls(brain)[0]["error"]
+    assert "at least 2 items" in calls(brain)[0]["error"]
 
 
 def test_sentences_keep_their_citations() -> None:
@@ -717,6 +737,31 @@ def test_a_compact_judge_asks_the_model_only_whether_the_passages_suffice_and_th
     judged, written = openai_server.requests
     assert system_text(judged) == system_text(written) == prompts.ANSWER_SYSTEM
     assert user_text(judged).startswith(user_text(written)) and len(user_text(written)) > 60
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "restated"),
+    [
+        ("尤金袋鼠分布在哪里？", "尤金袋鼠分布在澳洲南部岛屿及西岸地区。", "尤金袋鼠分布在哪里？"),
+        ("What is the default k of RRF?", "RRF uses k = 60 by default.", "the default k of RRF"),
+    ],
+)
+def test_a_compact_judge_that_finds_the_passages_sufficient_lists_nothing_missing(
+    openai_server: ScriptedOpenAIServer, fallback: Brain, question: str, text: str, restated: str
+) -> None:
+    """Issue 22: the packaged 0.5B answered "sufficient" and then restated the question as missing in
+    every sampled reply. The schema has one shape per verdict (a grammar-constrained server cannot list
+    items after ``true``), and what a server without a grammar lists anyway is dropped."""
+    brain = make_brain(openai_server, fallback, compact=True, context_budget=800)
+    openai_server.script(reply_json({"is_sufficient": True, "missing_info": [restated]}))
+    evaluation = brain.judge(question, QueryAnalysis(), [scored("doc", text)], [question])
+    assert (evaluation.is_sufficient, evaluation.missing_info) == (True, [])
+    shapes = openai_server.requests[0]["response_format"]["json_schema"]["schema"]["anyOf"]
+    most_missing = {
+        s["properties"]["is_sufficient"]["const"]: s["properties"]["missing_info"]["maxItems"] for s in shapes
+    }
+    assert most_missing == {True: 0, False: MAX_COMPACT_MISSING}
+    assert all(set(s["required"]) == {"is_sufficient", "missing_info"} for s in shapes)
 
 
 @pytest.mark.parametrize(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from functools import cache, partial
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from core.chunks import ScoredChunk
 from core.passages import MAX_PASSAGES, to_passages
@@ -94,6 +95,20 @@ MAX_COMPACT_MISSING = 2
 _CompactMissing = Annotated[str, Field(max_length=80)]
 
 
+def _nothing_missing_when_sufficient(schema: dict[str, Any]) -> None:
+    """One object shape per verdict: "sufficient" with an empty ``missing_info``, "insufficient" with up
+    to ``MAX_COMPACT_MISSING`` items. A grammar-constrained server (llama.cpp) then cannot list missing
+    items after ``true``: the packaged 0.5B did in every sampled reply, restating the question (~20 of its
+    ~40 judge tokens; docs/benchmarks.md, session 21)."""
+    shapes = []
+    for sufficient, most in ((True, 0), (False, MAX_COMPACT_MISSING)):
+        properties = copy.deepcopy(schema["properties"])
+        properties["is_sufficient"] = {"const": sufficient}
+        properties["missing_info"]["maxItems"] = most
+        shapes.append({"type": "object", "properties": properties, "required": list(properties)})
+    schema["anyOf"] = shapes
+
+
 class _CompactJudgeReply(BaseModel):
     """The verdict alone, for a 2-core local model (issue 22): whether the passages suffice and what is
     missing. Relevance per passage is the rules' (``LLMJudge._compact_verdict``): the packaged 1.5B copied
@@ -101,8 +116,17 @@ class _CompactJudgeReply(BaseModel):
     the second passage irrelevant, and a list of numbers was over half of the ~23 generated tokens. No
     retry action either: the rules choose it (``retry_action``)."""
 
+    model_config = ConfigDict(json_schema_extra=_nothing_missing_when_sufficient)
+
     is_sufficient: bool = False
     missing_info: list[_CompactMissing] = Field(default_factory=list, max_length=MAX_COMPACT_MISSING)
+
+    @model_validator(mode="after")
+    def _sufficient_misses_nothing(self) -> _CompactJudgeReply:
+        """What a server without a grammar lists after "sufficient" is dropped, as the schema says."""
+        if self.is_sufficient:
+            self.missing_info = []
+        return self
 
 
 def retry_action(sufficient: bool, rules: RetrievalEvaluation | None) -> SuggestedAction:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from functools import cache
+
+from pydantic import BaseModel, Field, create_model
 
 from core.schemas import Passage, SentenceSupport
 from core.text import parse_citations, split_sentences
@@ -32,6 +34,18 @@ class _SupportReply(BaseModel):
     supported: list[bool] = Field(default_factory=list, max_length=MAX_FLAGS)
 
 
+@cache
+def _reply_for(sentences: int) -> type[_SupportReply]:
+    """The reply schema for an answer of ``sentences`` sentences: exactly that many flags, so a
+    grammar-constrained server (llama.cpp) cannot write more or fewer; the packaged 0.5B wrote two flags
+    for one sentence in 3 of 20 answers, each costing a second request (docs/benchmarks.md, session 21)."""
+    exact = min(sentences, MAX_FLAGS)
+    flags = (list[bool], Field(default_factory=list, min_length=exact, max_length=exact))
+    return create_model(
+        _SupportReply.__name__, __base__=_SupportReply, __doc__=_SupportReply.__doc__, supported=flags
+    )
+
+
 class LLMVerifier:
     """The model flags each answer sentence. ``compact`` shows it all of the writer's passages under the
     writer's system prompt, the task after them, so the request repeats the writer's prompt prefix (a
@@ -56,7 +70,9 @@ class LLMVerifier:
             if len(reply.supported) != len(sentences):
                 raise ValueError(f"expected {len(sentences)} flags, got {len(reply.supported)}")
 
-        reply = self.chat.structured("check_support", _SupportReply, asked, check=expected_length)
+        reply = self.chat.structured(
+            "check_support", _reply_for(len(sentences)), asked, check=expected_length
+        )
         return [
             SentenceSupport(
                 sentence=s, cited=sorted(parse_citations(s)), supported=ok, score=1.0 if ok else 0.0
