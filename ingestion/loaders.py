@@ -253,6 +253,8 @@ _QUOTE_RE = re.compile(r"^ {0,3}> ?")
 _HTML_LINE_RE = re.compile(r"^\s*</?[A-Za-z][^>]*>")
 _IMAGE_RE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _LINK_RE = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+# A line of images alone (a figure, perhaps linked): "![Diagram showing …](./x.png)"
+_FIGURE_LINE_RE = re.compile(r"^\s*(?:\[?!\[[^\]]*\]\([^)]*\)(?:\]\([^)]*\))?\s*)+$")
 
 
 def _inline_markdown(text: str) -> str:
@@ -463,7 +465,10 @@ class _MarkdownBlocks:
         return True
 
     def _flush_paragraph(self) -> None:
-        lines = [line for line in self.paragraph if not _HTML_LINE_RE.match(line) or _strip_tags(line)]
+        # A figure's alt text describes a picture the reader of an answer cannot see ("Diagram showing
+        # props being passed…" was quoted as an answer sentence; "具名插槽图示" ran into the next one).
+        lines = [line for line in self.paragraph if not _FIGURE_LINE_RE.match(line)]
+        lines = [line for line in lines if not _HTML_LINE_RE.match(line) or _strip_tags(line)]
         lines = [_strip_tags(line) if _HTML_LINE_RE.match(line) else line for line in lines]
         self.paragraph = []
         if lines:

@@ -139,6 +139,31 @@ def test_markdown_wrapped_list_items_become_one_line_each(tmp_path: Path) -> Non
     ]
 
 
+@pytest.mark.parametrize(
+    ("figure", "before", "after"),
+    [
+        (
+            "![具名插槽图示](./images/named-slots.png)",
+            "其意思就是将这部分模板片段传入子组件的 header 插槽中。",
+            "下面我们给出完整的代码。",
+        ),
+        (
+            "[![Diagram showing props passed through every level](./prop-drilling.png)](./big.png)",
+            "With only props, we would pass the same prop across the chain:",
+            "This is called props drilling.",
+        ),
+    ],
+)
+def test_a_figure_alone_on_its_line_leaves_no_alt_text_an_inline_image_keeps_it(
+    tmp_path: Path, figure: str, before: str, after: str
+) -> None:
+    """A figure's alt text describes a picture an answer's reader cannot see: it was quoted as an answer
+    sentence ("Diagram showing props being passed…") and ran into the next one ("具名插槽图示下面…")."""
+    text = f"{before}\n\n{figure}\n\n{after}\n\nClick ![the gear icon](gear.png) to open settings.\n"
+    doc = load_document(write(tmp_path, "figures.md", text), max_bytes=MAX)
+    assert texts(doc, "paragraph") == [before, after, "Click the gear icon to open settings."]
+
+
 def test_markdown_without_h1_falls_back_to_first_line_then_file_stem(tmp_path: Path) -> None:
     doc = load_document(write(tmp_path, "release-notes.md", "Short first line\n\nMore text."), max_bytes=MAX)
     assert doc.title == "Short first line"
