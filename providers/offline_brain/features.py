@@ -96,11 +96,9 @@ def names_code(sentence: str, profile: QuestionProfile) -> float:
     question does not name itself (`v-model` for "How do I bind an input to state?", ``--set``,
     ``defineProps()``): technical documentation answers "how" with the name of the thing that does it
     (issue 21). 0 for every other question, and for code the question already names."""
-    if not asks_how_to(profile):
-        return 0.0
     asked = profile.text.casefold()
     named = (m.group(0).strip("`").casefold() for m in _ANY.names_code.finditer(sentence))
-    return float(any(name and name not in asked for name in named))
+    return float(asks_how_to(profile) and any(name and name not in asked for name in named))
 
 
 def instructs(sentence: str, profile: QuestionProfile) -> float:
