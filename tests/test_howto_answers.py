@@ -10,7 +10,7 @@ import pytest
 
 from core.schemas import Passage
 from providers.offline_brain.answer import extractive_answer
-from providers.offline_brain.features import instructs, introduces_block, names_code
+from providers.offline_brain.features import introduces_block, names_code
 from providers.offline_brain.profile import profile
 from providers.offline_brain.support import check_answer_support
 from providers.offline_brain.weights import params
@@ -33,42 +33,6 @@ def test_names_code_fires_for_how_to_questions_and_new_code_names_only(question,
 
 def test_the_packaged_writer_weighs_names_code():
     assert "names_code" in params().writer.terms
-
-
-class TestInstructs:
-    """A how-to question meeting a sentence that tells the reader what to do, not one that describes the
-    situation the question is in (session 21)."""
-
-    @pytest.mark.parametrize(
-        ("question", "sentence", "expected"),
-        [
-            (
-                "How do I stop a component from applying fallthrough attributes?",
-                "If you do not want a component to inherit attributes, you can set `inheritAttrs: false`.",
-                1.0,
-            ),
-            (
-                "如何禁止组件自动继承透传属性？",
-                "如果你不想要一个组件自动地继承 attribute，你可以在组件选项中设置 `inheritAttrs: false`。",
-                1.0,
-            ),
-            ("How do I run the chart's tests?", "Run `helm test <RELEASE_NAME>` after installing.", 1.0),
-            ("如何运行 chart 中定义的测试？", "要运行测试，可以使用 `helm test` 命令。", 1.0),
-            (
-                "How do I stop a component from applying fallthrough attributes?",
-                "When a component renders a single root element, fallthrough attributes are added to it.",
-                0.0,
-            ),
-            ("如何运行 chart 中定义的测试？", "Helm chart 中的测试位于 `templates/` 目录下。", 0.0),
-            ("What does helm test do?", "Run `helm test` to run a release's tests.", 0.0),  # not how-to
-            ("helm test 是做什么的？", "使用 `helm test` 运行测试。", 0.0),
-        ],
-    )
-    def test_fires_for_how_to_questions_on_instructions_only(self, question, sentence, expected):
-        assert instructs(sentence, profile(question)) == expected
-
-    def test_the_packaged_writer_weighs_it_alone_and_with_a_code_name(self):
-        assert {"instructs", "instructs*names_code"} <= set(params().writer.terms)
 
 
 class TestIntroducesBlock:

@@ -180,7 +180,6 @@ def candidates(
             "contested": float(dispute),
             "defines": f.defines(sentence, profile),
             "names_code": f.names_code(sentence, profile),
-            "instructs": f.instructs(sentence, profile),
             "introduces_block": f.introduces_block(block, profile),
             "prior": f.prior(p_index),
             **asked,

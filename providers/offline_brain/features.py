@@ -101,15 +101,6 @@ def names_code(sentence: str, profile: QuestionProfile) -> float:
     return float(asks_how_to(profile) and any(name and name not in asked for name in named))
 
 
-def instructs(sentence: str, profile: QuestionProfile) -> float:
-    """1 when a how-to question meets a sentence that tells the reader what to do ("you can set
-    `inheritAttrs: false`", "Run `helm test <RELEASE_NAME>`", "要在 CSS 中使用…，可以使用 `v-bind()`"; lexicon
-    ``features.instructs``) rather than one that describes the situation the question is in (issue 21,
-    session 21: "When a component renders a single root element, fallthrough attributes will be
-    automatically added…" answered how to stop that). 0 for every other question."""
-    return float(asks_how_to(profile) and bool(lexicon().pattern("features.instructs").search(sentence)))
-
-
 def introduces_block(block: str, profile: QuestionProfile) -> float:
     """1 when a how-to question meets a sentence that introduces a code block, command or table
     ("Create a pinia instance and pass it to the app as a plugin:" and the block after it): the block
