@@ -1,7 +1,8 @@
 """Fit the answerability model (providers/brain/answerability) on labelled data built from public sets.
 
 Labels, SQuAD 2.0-style, from every set in the shared layout (``../shared/data``, plus the guide's
-cross-language sets written by ``bench/crosslang_dataset.py``):
+cross-language sets written by ``bench/crosslang_dataset.py`` and the how-to sets over technical docs
+written by ``bench/docs_eval/as_dataset.py``, commands in its docstring):
 
 - **answerable**: a question asked of its own corpus, kept only when a gold passage is among the top
   ``top_k`` after reranking (a retrieval miss says nothing about answerability);
@@ -64,7 +65,10 @@ from retrievers.factory import open_retrievers  # noqa: E402
 
 CACHE = ROOT / ".agentic_rag" / "answerability"
 CROSSLANG = ROOT / "eval_out" / "crosslang"
-# multi-hop (HotpotQA, MuSiQue), Chinese reading comprehension (CMRC) and the guide's cross-language sets
+DOCS = ROOT / "eval_out" / "docs"  # bench/docs_eval/as_dataset.py: how-to questions over technical docs
+# multi-hop (HotpotQA, MuSiQue), Chinese reading comprehension (CMRC) and the guide's cross-language sets;
+# the how-to sets over two projects' docs (docs_howto_pinia, docs_howto_dev) join with --fit (session 21:
+# measured, not adopted: docs/evaluation.md)
 FIT = ["hotpotqa_hipporag100", "musique_hipporag100", "cmrc2018_trial", "crosslang_zh2en", "crosslang_en2zh"]
 HELD_OUT = ["rgb_en_fact", "rgb_zh_fact"]  # news facts, English and Chinese: never fitted on
 # questions of the key set asked of the value set's corpus (off-domain), within fit / within held-out
@@ -77,13 +81,15 @@ PAIRS = {
     "rgb_en_fact": "musique_hipporag100",  # en -> en
     "musique_hipporag100": "rgb_zh_fact",  # en -> zh
     "drcd_dev": "rgb_en_fact",  # zh -> en
+    "docs_howto_pinia": "docs_howto_dev",  # one project's API asked of another project's docs
+    "docs_howto_dev": "docs_howto_pinia",
 }
 RERANKERS = ("e5", "lexical")
 
 
 def dataset_dir(name: str) -> Path:
-    local = CROSSLANG / name
-    return local if local.is_dir() else resolve_dataset_dir(name)
+    local = next((folder / name for folder in (CROSSLANG, DOCS) if (folder / name).is_dir()), None)
+    return local or resolve_dataset_dir(name)
 
 
 class SetRuntime:

@@ -194,3 +194,31 @@ def test_pages_are_copied_byte_for_byte_from_the_pinned_commit(tmp_path):
 def test_a_missing_mirror_says_how_to_make_one(tmp_path):
     with pytest.raises(SystemExit, match=re.escape("git clone --bare https://github.com/vuejs/docs")):
         fetch_docs.mirror_dir(tmp_path, "vuejs/docs")
+
+
+# --- the how-to sets in the shared layout (bench/docs_eval/as_dataset.py) -------------------------
+
+as_dataset = _load("as_dataset")
+
+
+def test_a_docs_folder_becomes_a_corpus_whose_gold_passages_hold_the_key(tmp_path):
+    """The answerability fit reads how-to sets over technical docs like any shared set: one passage per
+    chunk of each page, and gold passages are the question's page's chunks that name the key."""
+    docs = tmp_path / "docs"
+    (docs / "en").mkdir(parents=True)
+    (docs / "zh").mkdir()
+    (docs / "en" / "state.md").write_text(
+        "# State\n\n## Resetting\n\nCall `store.$reset()` to reset the state.\n\n## Mutating\n\nUse `$patch`.\n",
+        encoding="utf-8",
+    )
+    (docs / "zh" / "state.md").write_text(
+        "# State\n\n## 重置 state\n\n调用 `store.$reset()` 方法重置。\n", encoding="utf-8"
+    )
+    passages = as_dataset.corpus(docs)
+    assert {p["id"].split("#")[0] for p in passages} == {"en/state.md", "zh/state.md"}
+    assert all(p["text"] and p["title"] for p in passages)
+    for page in ("en/state.md", "zh/state.md"):
+        gold = as_dataset.gold_ids({"page": page, "key": "$reset"}, passages)
+        assert gold and all(g.startswith(page) for g in gold)
+        assert all("$reset" in p["text"] for p in passages if p["id"] in gold)
+    assert as_dataset.gold_ids({"page": "en/state.md", "key": "defineStore"}, passages) == []
