@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.fit_inputs import command_line  # noqa: E402
 from config import load_settings  # noqa: E402
-from core.names import asked_names  # noqa: E402
+from core.names import names_to_look_up  # noqa: E402
 from evaluators.datasets import load_dataset, resolve_dataset_dir  # noqa: E402
 from evaluators.modes import prepare_index  # noqa: E402
 from nodes.rerank import keep_second_hop_slots  # noqa: E402
@@ -131,7 +131,7 @@ class SetRuntime:
         """The question's names and identifiers this corpus (less ``drop``) never mentions, as the
         analysis step looks them up (``nodes/analyze_query.py``) from the offline analysis."""
         analysis = analyze(question)
-        names = asked_names(question, [*analysis.entities, *analysis.identifiers])
+        names = names_to_look_up(question, [*analysis.entities, *analysis.identifiers])
         return self.retrievers.keyword.unmentioned(names, without=drop)
 
 

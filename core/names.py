@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from core.text import code_in, to_simplified
+from core.text import code_in, contains_cjk, jieba, to_simplified
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,34 @@ def name_like(text: str) -> bool:
     useEffect, helm_release, v-model, gpt-4o) or Chinese characters (珠穆朗玛峰), not a plain
     lower-case word ("keyword search": a model's analysis may call anything an entity)."""
     return bool(_NAME_LIKE.search(text))
+
+
+# jieba's part-of-speech tags for proper nouns: place, person, organisation ("nz", other proper noun, also tags
+# words such as 新创建)
+PROPER_NOUN_TAGS = frozenset({"ns", "nr", "nrfg", "nrt", "nt"})
+
+
+def chinese_proper_nouns(text: str) -> list[str]:
+    """Chinese words jieba tags as proper nouns (珠穆朗玛峰/ns, 法国/ns), in simplified script: the
+    Chinese names a question gives, which no capital marks as it marks a Latin-script name. Only words
+    jieba's dictionary lists: what its HMM guesses for characters it does not know is no reliable name
+    (松才 in "鸡毛松才可以", 和浩汉 in "宏碁和浩漢"), and a passage may cut the same characters otherwise."""
+    if not contains_cjk(text):
+        return []
+    listed = jieba().dt.FREQ  # the shared dictionary, initialised once
+    from jieba import posseg
+
+    words = posseg.lcut(to_simplified(text))
+    found = [
+        w.word for w in words if w.flag in PROPER_NOUN_TAGS and contains_cjk(w.word) and listed.get(w.word)
+    ]
+    return list(dict.fromkeys(w for w in found if len(w) > 1))
+
+
+def names_to_look_up(question: str, found: Iterable[str]) -> list[str]:
+    """What the collection is asked whether it mentions: the names an analysis ``found`` that the
+    question writes (``asked_names``) and the question's Chinese proper nouns."""
+    return asked_names(question, [*found, *chinese_proper_nouns(question)])
 
 
 def asked_names(question: str, names: Iterable[str]) -> list[str]:

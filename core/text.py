@@ -72,6 +72,12 @@ def to_simplified(text: str) -> str:
     return zhconv.convert(text, "zh-cn") if text else text
 
 
+@lru_cache(maxsize=4096)
+def to_traditional(text: str) -> str:
+    """Simplified Chinese characters as traditional ones (欧洲 -> 歐洲): a name looked for as written."""
+    return zhconv.convert(text, "zh-hant") if text else text
+
+
 # a fenced block; its closing fence may carry prose a chunk glued to it ("```如果…"), which is not the block
 _FENCED_BLOCK_RE = re.compile(
     r"(?ms)^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?^[ \t]*\1(?:[ \t]*(?:\[\d{1,3}\])?[ \t]*$|(?![\w-]*[ \t]*$))"

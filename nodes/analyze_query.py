@@ -8,7 +8,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from core.global_intent import is_global
-from core.names import asked_names
+from core.names import names_to_look_up
 from core.schemas import QueryAnalysis
 from core.trace import Decision
 from nodes.call_api import api_route_reason
@@ -58,7 +58,7 @@ def with_unmentioned(analysis: QueryAnalysis, context: AgentContext, state: Agen
     """The analysis with the names and identifiers of the question that no chunk the caller may read
     mentions, looked up once here so every attempt's answerability reading has them."""
     keyword = getattr(context.retrievers, "keyword", None)
-    names = asked_names(question_of(state), [*analysis.entities, *analysis.identifiers])
+    names = names_to_look_up(question_of(state), [*analysis.entities, *analysis.identifiers])
     if keyword is None or not names:
         return analysis
     missing = keyword.unmentioned(names, filters_of(state))

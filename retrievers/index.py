@@ -25,7 +25,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -182,6 +182,13 @@ class Index:
     def known(self, tokens: Iterable[str]) -> set[str]:
         """The tokens the keyword index's vocabulary holds (whichever chunks hold them)."""
         return {t for t in tokens if t in self.bm25.vocab}
+
+    def mentions(self, text: str, filters: Filters | None = None, without: Collection[str] = ()) -> bool:
+        """Whether a chunk the caller may read, other than ``without`` (chunk ids), holds ``text``
+        as written."""
+        allowed = self.mask(filters)
+        found = self.docstore.containing(text)
+        return any((allowed is None or allowed[pos]) and chunk_id not in without for pos, chunk_id in found)
 
     def chunks_at(self, positions: Iterable[int]) -> dict[int, Chunk]:
         """The chunks at these positions (one SQLite query); fetch only what will be returned."""

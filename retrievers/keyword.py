@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 
 from core.chunks import Filters, ScoredChunk
+from core.text import contains_cjk, to_simplified, to_traditional
 from core.tokenize import tokenize
 from retrievers.base import ranked
 from retrievers.fusion import Ranking
@@ -34,7 +35,9 @@ class KeywordRetriever:
         longest term: the whole identifier, the whole Chinese word): a question naming what the
         collection never mentions ("Django" over Vue's docs) cannot be answered from it. A name one
         letter away from a word the index holds is taken for a misspelling of it ("Brittish"), not for
-        something new. ``without``: chunk ids to treat as absent (the answerability fit removes gold
+        something new. A Chinese name the postings lack is looked for in the text as written, in both
+        scripts: jieba cuts "坂里村界於" into 坂里 / 村界于, so the posting of 坂里村 misses a passage that
+        writes it. ``without``: chunk ids to treat as absent (the answerability fit removes gold
         passages)."""
         missing = []
         for name in dict.fromkeys(names):
@@ -45,12 +48,20 @@ class KeywordRetriever:
             keys = self.index.holders(term, len(without) + 1, filters)
             if without and len(keys):
                 keys = [c.id for c in self.index.chunks_at(keys).values() if c.id not in without]
-            if len(keys):
+            if len(keys) or self._written(name, filters, without):
                 continue
             near = set(self.tokenizer(" ".join(near_spellings(longest(name))))) - set(terms)
             if not self.index.known(near):
                 missing.append(name)
         return missing
+
+    def _written(self, name: str, filters: Filters | None, without: Collection[str]) -> bool:
+        """Whether a readable chunk writes a Chinese ``name`` (as the question does, or in the other
+        script); Latin-script names are settled by their postings."""
+        if not contains_cjk(name):
+            return False
+        spellings = dict.fromkeys([name, to_simplified(name), to_traditional(name)])
+        return any(self.index.mentions(spelling, filters, without) for spelling in spellings)
 
 
 def longest(name: str) -> str:

@@ -30,8 +30,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,7 @@ FILE_FIELDS = ["source", "file_hash", "mtime", "size", "n_chunks", "ingested_at"
 PASSAGES_ONLY = 'not exists meta_text["level"]'
 _BATCH = 500
 _EMPTY_KEYS = np.array([], dtype=object)
+_LIKE_SPECIAL = re.compile(r'[%_"\\\n]')  # a like pattern's wildcards, its quote, escapes
 _EMPTY_SCORES = np.array([], dtype=np.float32)
 
 
@@ -325,6 +327,23 @@ class MilvusStore:
     def known(self, tokens: Iterable[str]) -> set[str]:
         """None: Milvus exposes no vocabulary to read (near spellings are not tried on this store)."""
         return set()
+
+    def mentions(self, text: str, filters: Filters | None = None, without: Collection[str] = ()) -> bool:
+        """Whether a chunk the caller may read, other than ``without``, holds ``text`` as written (a
+        ``like`` scan). Text a ``like`` pattern cannot hold literally counts as mentioned (cannot tell)."""
+        if _LIKE_SPECIAL.search(text):
+            return True
+        expression = self.expression(filters)
+        if expression == NOTHING:
+            return False
+        clause = f'text like "%{text}%"'
+        found = self.client.query(
+            self.target.collection,
+            filter=f"({expression}) and {clause}" if expression else clause,
+            output_fields=["id"],
+            limit=len(without) + 1,
+        )
+        return any(row["id"] not in without for row in found)
 
     def _search(
         self, data: list, field: str, k: int, filters: Filters | None, params: dict

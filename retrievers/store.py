@@ -8,7 +8,7 @@ keyword, hybrid, multi-hop and HyDE retrieval behave the same over either.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Collection, Hashable, Iterable, Iterator
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -44,6 +44,11 @@ class Store(Protocol):
 
     def known(self, tokens: Iterable[str]) -> set[str]:
         """The tokens the keyword index's vocabulary holds (empty where the store has none to read)."""
+        ...
+
+    def mentions(self, text: str, filters: Filters | None = None, without: Collection[str] = ()) -> bool:
+        """Whether a chunk the caller may read, other than ``without`` (chunk ids), holds ``text`` as
+        written (a scan; for the few words a posting lookup cannot settle)."""
         ...
 
     def chunks_at(self, keys: Iterable[Hashable]) -> dict[Hashable, Chunk]: ...

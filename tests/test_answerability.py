@@ -250,6 +250,62 @@ def test_only_names_the_question_itself_writes_are_looked_up(question, found, na
     assert asked_names(question, found) == names
 
 
+@pytest.mark.parametrize(
+    ("question", "found", "names"),
+    [
+        # no capital marks a Chinese name: its part of speech does
+        ("珠穆朗玛峰有多高？", [], ["珠穆朗玛峰"]),
+        ("珠穆朗瑪峰有多高？", [], ["珠穆朗玛峰"]),
+        ("法国的首都是哪里？", [], ["法国"]),
+        ("如何在 Vue 中使用插槽？", ["Vue"], ["Vue"]),  # 插槽 is a word, not a name
+        ("What is the capital of France?", ["France"], ["France"]),
+        ("How do I use slots?", [], []),
+    ],
+)
+def test_the_collection_is_asked_about_the_analysis_names_and_the_chinese_proper_nouns(
+    question, found, names
+):
+    from core.names import names_to_look_up
+
+    assert names_to_look_up(question, found) == names
+
+
+@pytest.mark.parametrize(
+    ("question", "guess"),
+    [("什么样的纽西兰鸡毛松才可以被砍伐？", "松才"), ("宏碁和浩漢的公司都位於新北市的哪一地方？", "和浩汉")],
+)
+def test_a_chinese_name_is_one_jiebas_dictionary_lists_not_an_hmm_guess(question, guess):
+    """jieba's HMM tags characters it does not know as names (松才 in "鸡毛松才可以"); such a guess, looked
+    up in the collection, called present names missing (DRCD, session 20)."""
+    from core.names import chinese_proper_nouns
+
+    assert guess not in chinese_proper_nouns(question)
+    assert chinese_proper_nouns("珠穆朗玛峰和法国") == ["珠穆朗玛峰", "法国"]
+
+
+ZH_NAME_CORPUS = [
+    ("pingtung", "屏東縣", "坂里村界於東源村與旭海村之間，地形屬於平原。"),
+    ("everest", "珠峰", "珠穆朗瑪峰是世界最高峰。"),
+    ("private", "内部", "宏碁的內部文件提到浩漢設計。"),
+]
+
+
+def test_a_chinese_name_the_postings_miss_is_found_where_a_readable_passage_writes_it(settings, embedder):
+    """jieba cuts "坂里村界於" into 坂里 / 村界于, so the posting of 坂里村 is empty though the passage writes
+    it; the text is read (as written or in the other script) before the name is called unmentioned.
+    Chunks the caller may not read, or the fit removes (``without``), do not count."""
+    from core.chunks import Filters
+    from tests.test_entity_graph import index_corpus
+
+    store, retrievers = index_corpus(ZH_NAME_CORPUS, settings, embedder, "zh")
+    keyword = retrievers.keyword
+    assert len(store.holders("坂里村", 1)) == 0  # the posting lookup alone would call it missing
+    assert keyword.unmentioned(["坂里村", "珠穆朗玛峰", "喜马拉雅"]) == ["喜马拉雅"]
+    assert keyword.unmentioned(["坂里村"], without={"pingtung"}) == ["坂里村"]
+    assert keyword.unmentioned(["浩汉"], Filters(source="pingtung.md")) == ["浩汉"]
+    assert keyword.unmentioned(["浩汉"]) == []
+
+
 def test_a_term_in_half_the_documents_is_still_held_by_them():
     """BM25's idf of a term in exactly half the documents is 0, so a search never returns them; the
     posting lookup must (the first version of this probe asked the search and called "keyword"
@@ -351,6 +407,15 @@ def test_the_refusal_names_the_missing_names():
 # --- refusal and answers through the graph ---------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("question", "name"), [("法国的首都是哪里？", "法国"), ("珠穆朗玛峰有多高？", "珠穆朗玛峰")]
+)
+def test_a_chinese_name_no_page_mentions_is_looked_up_and_named_in_the_refusal(asked, question, name):
+    result = asked[question]
+    assert name in result.analysis.unmentioned
+    assert result.answer.endswith(f"资料中没有出现：{name}。"), result.answer
+
+
 @pytest.mark.parametrize(("question", "phrase"), OFF_DOMAIN)
 def test_off_domain_questions_are_refused_in_their_language(asked, question, phrase):
     result = asked[question]
@@ -437,7 +502,7 @@ def test_every_answer_carries_a_confidence_in_the_result_and_the_trace(asked, do
 
 
 def test_the_review_queue_lists_answers_below_the_threshold(docs_context, tmp_path):
-    """At a strict threshold (0.95) answers fall in the queue; the greeting never does. The queue is
+    """At a strict threshold (0.999) answers fall in the queue; the greeting never does. The queue is
     what ``feedback report`` shows (JSON and table)."""
     from rich.console import Console
 
@@ -446,7 +511,7 @@ def test_the_review_queue_lists_answers_below_the_threshold(docs_context, tmp_pa
     from memory.feedback import open_feedback_store
 
     strict = dataclasses.replace(
-        docs_context, settings=docs_context.settings.model_copy(update={"review_threshold": 0.95})
+        docs_context, settings=docs_context.settings.model_copy(update={"review_threshold": 0.999})
     )
     db = tmp_path / "c.sqlite"
     with (
@@ -461,7 +526,7 @@ def test_the_review_queue_lists_answers_below_the_threshold(docs_context, tmp_pa
         report = feedback_report(store, app, strict)
     assert not kept.needs_review
     expected = {(t, r.confidence) for t, r in (("en", low), ("zh", refused)) if r.needs_review}
-    assert expected, "at 0.95 at least one of these answers needs review"
+    assert expected, f"at 0.999 some answer needs review: {low.confidence}, {refused.confidence}"
     assert {(i.thread_id, i.confidence) for i in queue} == expected
     assert all(i.turn == 1 and i.question for i in queue)
     assert [i.confidence for i in queue] == sorted(i.confidence for i in queue)

@@ -113,6 +113,34 @@ def test_filter_values_are_compared_as_text_like_the_local_index(tricky_store, e
     assert len(keys) == 0
 
 
+@pytest.mark.parametrize("kind", ["local", "milvus"])
+def test_both_stores_find_text_as_written_in_chunks_the_caller_may_read(settings, embedder, tmp_path, kind):
+    """``mentions``: a Chinese name a posting lookup misses (jieba cuts 坂里村界於 into 坂里 / 村界于) is
+    read in the text; a page the caller may not read, or a chunk left out, does not count; text a
+    Milvus ``like`` pattern cannot hold literally counts as mentioned there (cannot tell)."""
+    current = with_store(settings, kind, tmp_path)
+    chunks = [
+        Chunk(
+            id="village",
+            text="坂里村界於東源村與旭海村之間，地形屬於平原。",
+            source="zh/pingtung.md",
+            language="zh",
+        ),
+        Chunk(id="sale", text="The 50% off sale ends on Monday.", source="en/sale.md"),
+    ]
+    index_chunks(chunks, current, embedder, index_dir=current.index_dir, progress=False)
+    store = open_store(current)
+    try:
+        assert store.mentions("坂里村") and store.mentions("旭海村")
+        assert not store.mentions("珠穆朗玛峰")
+        assert not store.mentions("坂里村", Filters(source="en/*"))
+        assert store.mentions("坂里村", Filters(source="zh/*"))
+        assert not store.mentions("坂里村", without={"village"})
+        assert store.mentions("50% off")  # found locally; in Milvus not readable as a pattern: counted
+    finally:
+        store.close()
+
+
 # --- incremental ingest -----------------------------------------------------------------------------
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
