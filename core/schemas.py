@@ -150,6 +150,11 @@ class DraftAnswer(BaseModel):
     tool_calls: list[dict] = Field(
         default_factory=list, description="tools.ToolResult dumps the answer shows"
     )
+    offline: bool = Field(
+        default=False,
+        description="written by the offline writer (the passages' sentences, or a computation over their "
+        "values): the offline support check reads it (Brain.verify_offline)",
+    )
 
 
 class SqlQuery(BaseModel):

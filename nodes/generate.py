@@ -69,6 +69,7 @@ def generate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
         "answer": answer,
         "passages": passages,
         "written_numbers": written_numbers,
+        "answer_offline": draft.offline,
         "citations": citations,
         "insufficient": insufficient,
         "trace": [

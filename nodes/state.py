@@ -86,6 +86,7 @@ class AgentState(TypedDict, total=False):
     # each passage's number as the writer saw it, by chunk id (verify checks the answer so)
     written_numbers: dict[str, int]
     answer: str
+    answer_offline: bool  # the offline writer wrote it (Brain.verify_offline checks it)
     citations: list[Citation]
     support: list[SentenceSupport]
     insufficient: bool
@@ -136,6 +137,7 @@ TURN_RESET: dict[str, Any] = {
     "passages": [],
     "written_numbers": {},
     "answer": "",
+    "answer_offline": False,
     "citations": [],
     "support": [],
     "insufficient": False,

@@ -67,7 +67,8 @@ def verify(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     passages = state.get("passages") or []
     answer = state.get("answer") or ""
     written = state.get("written_numbers") or {}
-    support = check_as_written(context.brain.verify, answer, passages, written) if passages and answer else []
+    check = (context.brain.verify_offline if state.get("answer_offline") else None) or context.brain.verify
+    support = check_as_written(check, answer, passages, written) if passages and answer else []
     unsupported = [s for s in support if not s.supported]
     citations = state.get("citations") or []
     update: dict[str, Any] = {"support": support}

@@ -165,6 +165,7 @@ def llm_brain(
         context_budget=context_budget,
         rank_order_evidence=compact and "judge" in roles,
         **chosen,
+        verify_offline=fallback.verify,
         write_sql=WithFallback("sql", LLMSqlWriter(chat), no_sql, log),
         choose_api=WithFallback("api", LLMApiChooser(chat), no_api_calls, log),
     )

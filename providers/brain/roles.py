@@ -76,6 +76,11 @@ class Brain:
     write: Write
     verify: Verify
     calls: CallLog = field(default_factory=CallLog)
+    # The check of an answer the offline writer wrote (None: ``verify``): its sentences are the passages'
+    # own, or a computation the offline check recomputes, so a model asked about them adds a request
+    # (1.9 s with the packaged 0.5B, which falls back to that writer on 18 of 20 answers) and a chance
+    # of dropping a quote, nothing the offline check misses (issue 22, docs/benchmarks.md session 21).
+    verify_offline: Verify | None = None
     # Passage tokens the writer reads (None: the context_token_budget setting); a small model's is smaller.
     context_budget: int | None = None
     # The writer reads the passages in rank order, exactly as the (compact) judge was shown them, rather

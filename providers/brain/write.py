@@ -37,9 +37,13 @@ class OfflineWriter:
         if computation is not None:
             draft = computed_answer(question, computation)
             draft.tool_calls = [computation.result.model_dump()]
-            return draft
-        read = profile_for(question, analysis)  # the analysis's reading of the question, not a second parse
-        return extractive_answer(read, passages, threshold=self.threshold, meaning=self.meaning)
+        else:
+            read = profile_for(
+                question, analysis
+            )  # the analysis's reading of the question, not a second parse
+            draft = extractive_answer(read, passages, threshold=self.threshold, meaning=self.meaning)
+        draft.offline = True
+        return draft
 
 
 # Why an answer is rejected, or "" to accept it (question, answer, passages): providers.brain.answer_check.
