@@ -38,9 +38,7 @@ class OfflineWriter:
             draft = computed_answer(question, computation)
             draft.tool_calls = [computation.result.model_dump()]
         else:
-            read = profile_for(
-                question, analysis
-            )  # the analysis's reading of the question, not a second parse
+            read = profile_for(question, analysis)  # the analysis's reading, not a second parse
             draft = extractive_answer(read, passages, threshold=self.threshold, meaning=self.meaning)
         draft.offline = True
         return draft
