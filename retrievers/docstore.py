@@ -193,14 +193,15 @@ class DocStore:
         with self._lock:
             return _group_positions(self._conn, size)
 
-    def containing(self, text: str) -> list[tuple[int, str]]:
-        """(position, id) of the chunks whose text holds ``text`` as written: a scan, for a word a
-        posting lookup found nowhere (a Chinese name jieba cuts differently inside a passage than
+    def containing(self, texts: list[str]) -> list[tuple[int, str]]:
+        """(position, id) of the chunks whose text holds any of ``texts`` as written: one scan, for a
+        word a posting lookup found nowhere (a Chinese name jieba cuts differently inside a passage than
         alone), so its hits are few."""
+        if not texts:
+            return []
+        wanted = " OR ".join("instr(text, ?) > 0" for _ in texts)
         with self._lock:
-            rows = self._conn.execute(
-                "SELECT pos, id FROM chunks WHERE instr(text, ?) > 0", (text,)
-            ).fetchall()
+            rows = self._conn.execute(f"SELECT pos, id FROM chunks WHERE {wanted}", texts).fetchall()
         return [(int(pos), str(chunk_id)) for pos, chunk_id in rows]
 
     def allowed_mask(self, filters: Filters | None, size: int) -> np.ndarray | None:

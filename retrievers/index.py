@@ -183,11 +183,13 @@ class Index:
         """The tokens the keyword index's vocabulary holds (whichever chunks hold them)."""
         return {t for t in tokens if t in self.bm25.vocab}
 
-    def mentions(self, text: str, filters: Filters | None = None, without: Collection[str] = ()) -> bool:
-        """Whether a chunk the caller may read, other than ``without`` (chunk ids), holds ``text``
-        as written."""
+    def mentions(
+        self, texts: Iterable[str], filters: Filters | None = None, without: Collection[str] = ()
+    ) -> bool:
+        """Whether a chunk the caller may read, other than ``without`` (chunk ids), holds any of
+        ``texts`` as written (one scan)."""
         allowed = self.mask(filters)
-        found = self.docstore.containing(text)
+        found = self.docstore.containing(list(dict.fromkeys(texts)))
         return any((allowed is None or allowed[pos]) and chunk_id not in without for pos, chunk_id in found)
 
     def chunks_at(self, positions: Iterable[int]) -> dict[int, Chunk]:

@@ -61,7 +61,7 @@ class KeywordRetriever:
         if not contains_cjk(name):
             return False
         spellings = dict.fromkeys([name, to_simplified(name), to_traditional(name)])
-        return any(self.index.mentions(spelling, filters, without) for spelling in spellings)
+        return self.index.mentions(spellings, filters, without)
 
 
 def longest(name: str) -> str:

@@ -328,15 +328,19 @@ class MilvusStore:
         """None: Milvus exposes no vocabulary to read (near spellings are not tried on this store)."""
         return set()
 
-    def mentions(self, text: str, filters: Filters | None = None, without: Collection[str] = ()) -> bool:
-        """Whether a chunk the caller may read, other than ``without``, holds ``text`` as written (a
-        ``like`` scan). Text a ``like`` pattern cannot hold literally counts as mentioned (cannot tell)."""
-        if _LIKE_SPECIAL.search(text):
+    def mentions(
+        self, texts: Iterable[str], filters: Filters | None = None, without: Collection[str] = ()
+    ) -> bool:
+        """Whether a chunk the caller may read, other than ``without``, holds any of ``texts`` as written
+        (one ``like`` query). Text a ``like`` pattern cannot hold literally counts as mentioned (cannot
+        tell)."""
+        texts = list(dict.fromkeys(texts))
+        if any(_LIKE_SPECIAL.search(text) for text in texts):
             return True
         expression = self.expression(filters)
-        if expression == NOTHING:
+        if expression == NOTHING or not texts:
             return False
-        clause = f'text like "%{text}%"'
+        clause = "(" + " or ".join(f'text like "%{text}%"' for text in texts) + ")"
         found = self.client.query(
             self.target.collection,
             filter=f"({expression}) and {clause}" if expression else clause,

@@ -46,9 +46,11 @@ class Store(Protocol):
         """The tokens the keyword index's vocabulary holds (empty where the store has none to read)."""
         ...
 
-    def mentions(self, text: str, filters: Filters | None = None, without: Collection[str] = ()) -> bool:
-        """Whether a chunk the caller may read, other than ``without`` (chunk ids), holds ``text`` as
-        written (a scan; for the few words a posting lookup cannot settle)."""
+    def mentions(
+        self, texts: Iterable[str], filters: Filters | None = None, without: Collection[str] = ()
+    ) -> bool:
+        """Whether a chunk the caller may read, other than ``without`` (chunk ids), holds any of
+        ``texts`` as written (one scan; for the few words a posting lookup cannot settle)."""
         ...
 
     def chunks_at(self, keys: Iterable[Hashable]) -> dict[Hashable, Chunk]: ...

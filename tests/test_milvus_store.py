@@ -131,12 +131,12 @@ def test_both_stores_find_text_as_written_in_chunks_the_caller_may_read(settings
     index_chunks(chunks, current, embedder, index_dir=current.index_dir, progress=False)
     store = open_store(current)
     try:
-        assert store.mentions("坂里村") and store.mentions("旭海村")
-        assert not store.mentions("珠穆朗玛峰")
-        assert not store.mentions("坂里村", Filters(source="en/*"))
-        assert store.mentions("坂里村", Filters(source="zh/*"))
-        assert not store.mentions("坂里村", without={"village"})
-        assert store.mentions("50% off")  # found locally; in Milvus not readable as a pattern: counted
+        assert store.mentions(["坂里村"]) and store.mentions(["旭海村"])
+        assert not store.mentions(["珠穆朗玛峰"])
+        assert not store.mentions(["坂里村"], Filters(source="en/*"))
+        assert store.mentions(["坂里村"], Filters(source="zh/*"))
+        assert not store.mentions(["坂里村"], without={"village"})
+        assert store.mentions(["50% off"])  # found locally; in Milvus not readable as a pattern: counted
     finally:
         store.close()
 
